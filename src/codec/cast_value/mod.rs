@@ -1,0 +1,1 @@
+//! The `cast_value` codec.

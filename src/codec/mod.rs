@@ -1,0 +1,4 @@
+//! The codecs, one module each.
+
+pub mod cast_value;
+pub mod scale_offset;

@@ -1,0 +1,1 @@
+//! The `scale_offset` codec.

@@ -1,0 +1,10 @@
+//! Per-element arithmetic, independent of the zarrs glue.
+//!
+//! Everything here works on typed slices so that it can be unit tested and
+//! benchmarked without building a codec. The codec modules pick one
+//! monomorphised kernel per chunk and run it over the whole chunk.
+
+pub mod cast;
+pub mod minifloat;
+pub mod rounding;
+pub mod scale_offset;

@@ -1,0 +1,1 @@
+//! `scale_offset` arithmetic: `(x - offset) * scale` and `x / scale + offset`.

@@ -1,4 +1,77 @@
-//! The codecs, one module each.
+//! The codecs, one module each, and the glue they share.
+//!
+//! Error messages follow one shape so that a user can find the offending
+//! metadata: `<codec>: <field> = <value>: <reason>` for configuration, and
+//! `<codec>: <data type> ...` for data-type problems.
 
 pub mod cast_value;
+mod elementwise_partial_decoder;
 pub mod scale_offset;
+
+pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwisePartialDecoder};
+
+use std::fmt::Display;
+
+use zarrs::array::DataType;
+use zarrs::array::codec::api::CodecError;
+use zarrs::metadata::Configuration;
+use zarrs::plugin::PluginCreateError;
+
+use crate::numeric::NumericType;
+
+/// A configuration error naming the codec, the field and the value.
+pub(crate) fn config_error(
+    codec: &str,
+    field: &str,
+    value: impl Display,
+    reason: impl Display,
+) -> PluginCreateError {
+    PluginCreateError::Other(format!("{codec}: {field} = {value}: {reason}"))
+}
+
+/// Refuse configuration keys other than `allowed` (the specs reserve them).
+pub(crate) fn reject_unknown_keys(
+    codec: &str,
+    configuration: &Configuration,
+    allowed: &[&str],
+) -> Result<(), PluginCreateError> {
+    for (key, value) in configuration.iter() {
+        if !allowed.contains(&key.as_str()) {
+            let expected = allowed.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>();
+            return Err(config_error(
+                codec,
+                key,
+                value,
+                format!("unknown configuration key (expected {})", expected.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The [`NumericType`] of `data_type`, or an error naming the codec.
+pub(crate) fn numeric_type(codec: &str, data_type: &DataType) -> Result<NumericType, CodecError> {
+    NumericType::from_data_type(data_type).ok_or_else(|| {
+        CodecError::Other(format!(
+            "{codec}: data type {data_type} is not supported (only integer and floating-point types are)"
+        ))
+    })
+}
+
+/// Check that a chunk holds `num_elements` elements of `size` bytes.
+pub(crate) fn check_chunk_len(
+    codec: &str,
+    bytes: &[u8],
+    num_elements: u64,
+    data_type: NumericType,
+) -> Result<(), CodecError> {
+    let expected = num_elements.checked_mul(data_type.size() as u64);
+    if expected != Some(bytes.len() as u64) {
+        return Err(CodecError::Other(format!(
+            "{codec}: chunk has {} bytes, expected {num_elements} {data_type} elements ({} bytes)",
+            bytes.len(),
+            expected.map_or_else(|| "overflow".to_string(), |e| e.to_string()),
+        )));
+    }
+    Ok(())
+}

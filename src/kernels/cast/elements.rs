@@ -1,0 +1,425 @@
+//! What the cast kernels need to know about each element type.
+//!
+//! Source floats are widened to a [`WideFloat`] (`f32` or `f64`) without loss
+//! before anything else happens: rounding a value is a function of its exact
+//! value, so working on the exact widened value is rounding "in the source
+//! precision", and it halves the number of kernels.
+
+use half::{bf16, f16};
+
+/// An element that can be viewed in a byte buffer.
+pub(crate) trait Elem: bytemuck::Pod + Copy + PartialEq + Send + Sync + 'static {}
+impl<T: bytemuck::Pod + Copy + PartialEq + Send + Sync + 'static> Elem for T {}
+
+/// `f32` or `f64`: what source floats are widened to.
+pub(crate) trait WideFloat: Elem + PartialOrd {
+    const ZERO: Self;
+    fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
+    fn abs(self) -> Self;
+    fn to_f64(self) -> f64;
+    /// Round to an integral value in this type with rounding mode `MODE`.
+    fn round_mode<const MODE: u8>(self) -> Self;
+    /// `2^exp` (saturating to infinity).
+    fn pow2(exp: i32) -> Self;
+    /// `self % 2^bits`, exact (IEEE remainder of an integral value).
+    fn rem_pow2(self, bits: u32) -> Self;
+    /// `self` as `i128` (saturating; exact for integral values below 2^127).
+    fn to_i128(self) -> i128;
+    /// From `f64`, exact for the values it is used with (integers that are
+    /// small or powers of two).
+    fn from_f64_exact(x: f64) -> Self;
+    /// Saturating conversion to an integer (`as` semantics: NaN -> 0).
+    fn to_int_saturating<D: IntElem>(self) -> D;
+    /// Nearest (ties to even) value in a float type, correctly rounded.
+    fn narrow_nearest<D: FloatElem>(self) -> D;
+}
+
+macro_rules! impl_wide_float {
+    ($t:ty, $sat:ident, $narrow:ident) => {
+        impl WideFloat for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.into()
+            }
+            #[inline(always)]
+            fn round_mode<const MODE: u8>(self) -> Self {
+                match MODE {
+                    NEAREST_EVEN => self.round_ties_even(),
+                    TOWARDS_ZERO => self.trunc(),
+                    TOWARDS_POSITIVE => self.ceil(),
+                    TOWARDS_NEGATIVE => self.floor(),
+                    _ => self.round(),
+                }
+            }
+            #[inline(always)]
+            fn pow2(exp: i32) -> Self {
+                (2.0 as $t).powi(exp)
+            }
+            #[inline(always)]
+            fn rem_pow2(self, bits: u32) -> Self {
+                self % Self::pow2(bits as i32)
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation)]
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation)]
+            fn from_f64_exact(x: f64) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn to_int_saturating<D: IntElem>(self) -> D {
+                D::$sat(self)
+            }
+            #[inline(always)]
+            fn narrow_nearest<D: FloatElem>(self) -> D {
+                D::$narrow(self)
+            }
+        }
+    };
+}
+impl_wide_float!(f32, from_f32_saturating, from_f32_nearest);
+impl_wide_float!(f64, from_f64_saturating, from_f64_nearest);
+
+/// Rounding modes as const generic parameters, so that each kernel is
+/// monomorphised per mode and the mode never costs a branch per element.
+pub(crate) const NEAREST_EVEN: u8 = 0;
+pub(crate) const TOWARDS_ZERO: u8 = 1;
+pub(crate) const TOWARDS_POSITIVE: u8 = 2;
+pub(crate) const TOWARDS_NEGATIVE: u8 = 3;
+pub(crate) const NEAREST_AWAY: u8 = 4;
+
+/// A float element type (source or target).
+pub(crate) trait FloatElem: Elem {
+    /// The type this widens to without loss.
+    type Wide: WideFloat;
+    /// Significand bits including the implicit one.
+    const PRECISION: u32;
+    /// `2^(emax + 1)`, the magnitude from which a towards-zero result
+    /// overflows, as `f64`.
+    const OVERFLOW_LIMIT: f64;
+    /// The exponent of the smallest subnormal (`2^MIN_SUBNORMAL_EXP`).
+    const MIN_SUBNORMAL_EXP: i32;
+    fn widen(self) -> Self::Wide;
+    fn to_f64(self) -> f64;
+    /// Nearest (ties to even) value of a `f64`, correctly rounded.
+    fn from_f64_nearest(x: f64) -> Self;
+    /// Nearest (ties to even) value of a `f32`, correctly rounded.
+    fn from_f32_nearest(x: f32) -> Self;
+    fn is_infinite(self) -> bool;
+    /// The adjacent value towards +infinity (finite or infinite `self`, not NaN).
+    fn next_up(self) -> Self;
+    /// The adjacent value towards -infinity.
+    fn next_down(self) -> Self;
+    fn infinity(negative: bool) -> Self;
+}
+
+/// Correctly rounded `f64 -> f32` with round-to-odd: an inexact result gets
+/// its last significand bit set. A second, nearest-even rounding to a format
+/// with at least two fewer significand bits is then correctly rounded, which
+/// a plain `as f32` followed by a second rounding is not (double rounding).
+#[inline(always)]
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) fn f64_to_f32_round_to_odd(x: f64) -> f32 {
+    let nearest = x as f32;
+    let back = f64::from(nearest);
+    // Step towards zero if `as` went away from zero, then mark inexact as odd.
+    let truncated = if back.abs() > x.abs() {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    };
+    if back == x || x.is_nan() {
+        nearest
+    } else {
+        f32::from_bits(truncated.to_bits() | 1)
+    }
+}
+
+/// The adjacent representable value of an IEEE float given by its bits,
+/// towards +infinity (`up`) or -infinity.
+macro_rules! ieee_next {
+    ($bits:expr, $sign:expr, $up:expr) => {{
+        let bits = $bits;
+        let magnitude = bits & !$sign;
+        if magnitude == 0 {
+            // ±0: the smallest subnormal of the requested sign.
+            if $up { 1 } else { $sign | 1 }
+        } else if (bits & $sign == 0) == $up {
+            bits + 1 // away from zero
+        } else {
+            bits - 1 // towards zero
+        }
+    }};
+}
+
+impl FloatElem for f64 {
+    type Wide = f64;
+    const PRECISION: u32 = 53;
+    const OVERFLOW_LIMIT: f64 = f64::INFINITY;
+    const MIN_SUBNORMAL_EXP: i32 = -1074;
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_f64_nearest(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn from_f32_nearest(x: f32) -> Self {
+        x.into()
+    }
+    #[inline(always)]
+    fn is_infinite(self) -> bool {
+        f64::is_infinite(self)
+    }
+    #[inline(always)]
+    fn next_up(self) -> Self {
+        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, true))
+    }
+    #[inline(always)]
+    fn next_down(self) -> Self {
+        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, false))
+    }
+    fn infinity(negative: bool) -> Self {
+        if negative { f64::NEG_INFINITY } else { f64::INFINITY }
+    }
+}
+
+impl FloatElem for f32 {
+    type Wide = f32;
+    const PRECISION: u32 = 24;
+    const OVERFLOW_LIMIT: f64 = 340_282_366_920_938_463_463_374_607_431_768_211_456.0; // 2^128
+    const MIN_SUBNORMAL_EXP: i32 = -149;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.into()
+    }
+    #[inline(always)]
+    #[allow(clippy::cast_possible_truncation)]
+    fn from_f64_nearest(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn from_f32_nearest(x: f32) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn is_infinite(self) -> bool {
+        f32::is_infinite(self)
+    }
+    #[inline(always)]
+    fn next_up(self) -> Self {
+        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, true))
+    }
+    #[inline(always)]
+    fn next_down(self) -> Self {
+        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, false))
+    }
+    fn infinity(negative: bool) -> Self {
+        if negative { f32::NEG_INFINITY } else { f32::INFINITY }
+    }
+}
+
+macro_rules! impl_half_float {
+    ($t:ty, $precision:expr, $limit:expr, $min_exp:expr) => {
+        impl FloatElem for $t {
+            type Wide = f32;
+            const PRECISION: u32 = $precision;
+            const OVERFLOW_LIMIT: f64 = $limit;
+            const MIN_SUBNORMAL_EXP: i32 = $min_exp;
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.to_f32().into()
+            }
+            #[inline(always)]
+            fn from_f64_nearest(x: f64) -> Self {
+                <$t>::from_f32(f64_to_f32_round_to_odd(x))
+            }
+            #[inline(always)]
+            fn from_f32_nearest(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+            #[inline(always)]
+            fn is_infinite(self) -> bool {
+                <$t>::is_infinite(self)
+            }
+            #[inline(always)]
+            fn next_up(self) -> Self {
+                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, true))
+            }
+            #[inline(always)]
+            fn next_down(self) -> Self {
+                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, false))
+            }
+            fn infinity(negative: bool) -> Self {
+                if negative { <$t>::NEG_INFINITY } else { <$t>::INFINITY }
+            }
+        }
+    };
+}
+impl_half_float!(f16, 11, 65536.0, -24);
+impl_half_float!(bf16, 8, 340_282_366_920_938_463_463_374_607_431_768_211_456.0, -133);
+
+/// An integer element type (source or target); sub-byte types use `i8`/`u8`
+/// with a narrower range supplied at run time.
+pub(crate) trait IntElem: Elem + PartialOrd {
+    const MIN: i128;
+    const MAX: i128;
+    fn to_i128(self) -> i128;
+    /// Two's complement truncation of an `i128` (the value must be in range
+    /// for non-wrapping uses).
+    fn from_i128_wrapping(v: i128) -> Self;
+    /// Saturating conversion from a widened float (`as` semantics: NaN -> 0).
+    fn from_f32_saturating(x: f32) -> Self;
+    fn from_f64_saturating(x: f64) -> Self;
+    /// Exact conversion to `f64` when `|self| <= 2^53`.
+    fn to_f64(self) -> f64;
+    fn to_f32(self) -> f32;
+    /// Clamp into `[lo, hi]`.
+    fn clamp_to(self, lo: Self, hi: Self) -> Self;
+}
+
+macro_rules! impl_int_elem {
+    ($($t:ty),*) => {$(
+        impl IntElem for $t {
+            const MIN: i128 = <$t>::MIN as i128;
+            const MAX: i128 = <$t>::MAX as i128;
+            #[inline(always)]
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn from_i128_wrapping(v: i128) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn from_f32_saturating(x: f32) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            fn from_f64_saturating(x: f64) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn clamp_to(self, lo: Self, hi: Self) -> Self {
+                // `max`/`min` rather than `clamp`, which asserts `lo <= hi`.
+                let v = if self < lo { lo } else { self };
+                if v > hi { hi } else { v }
+            }
+        }
+    )*};
+}
+impl_int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// How a source value is compared with a `scalar_map` key.
+pub(crate) trait MapKey: Copy {
+    /// `true` if this key matches every NaN (a NaN key).
+    fn is_nan_key(self) -> bool;
+    /// Numeric equality (`-0.0 == 0.0`); NaN keys are handled by the caller.
+    fn equals(self, other: Self) -> bool;
+    /// `true` for NaN values.
+    fn is_nan_value(self) -> bool;
+}
+
+macro_rules! impl_map_key_int {
+    ($($t:ty),*) => {$(
+        impl MapKey for $t {
+            #[inline(always)]
+            fn is_nan_key(self) -> bool { false }
+            #[inline(always)]
+            fn equals(self, other: Self) -> bool { self == other }
+            #[inline(always)]
+            fn is_nan_value(self) -> bool { false }
+        }
+    )*};
+}
+impl_map_key_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! impl_map_key_float {
+    ($($t:ty),*) => {$(
+        impl MapKey for $t {
+            #[inline(always)]
+            fn is_nan_key(self) -> bool { self.is_nan() }
+            #[inline(always)]
+            fn equals(self, other: Self) -> bool { self == other }
+            #[inline(always)]
+            fn is_nan_value(self) -> bool { self.is_nan() }
+        }
+    )*};
+}
+impl_map_key_float!(f16, bf16, f32, f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_up_down_ieee() {
+        assert_eq!(0.0f32.next_up(), f32::from_bits(1));
+        assert_eq!((-0.0f32).next_down(), -f32::from_bits(1));
+        assert_eq!(1.0f32.next_up(), 1.0 + f32::EPSILON);
+        assert_eq!((-1.0f32).next_up(), -(1.0 - f32::EPSILON / 2.0));
+        assert_eq!(f32::MAX.next_up(), f32::INFINITY);
+        assert_eq!(f32::INFINITY.next_down(), f32::MAX);
+        assert_eq!(f16::MAX.next_up(), f16::INFINITY);
+        assert_eq!(f16::ONE.next_down().to_f32(), 1.0 - 2f32.powi(-11));
+    }
+
+    #[test]
+    fn round_to_odd_avoids_double_rounding() {
+        // 1 + 2^-11 + 2^-40 lies just above the float16 midpoint between 1 and
+        // 1 + 2^-10, so float16 nearest is 1 + 2^-10. Through a plain f32
+        // (`as f32` gives exactly the midpoint 1 + 2^-11), ties-to-even would
+        // wrongly give 1.
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f16::from_f64_nearest(x).to_f32(), 1.0 + 2f32.powi(-10));
+        // The same for bfloat16: 1 + 2^-8 is the midpoint of 1 and 1 + 2^-7.
+        let y = 1.0 + 2f64.powi(-8) + 2f64.powi(-45);
+        assert_eq!(bf16::from_f64_nearest(y).to_f32(), 1.0 + 2f32.powi(-7));
+        // An exact tie still goes to even.
+        assert_eq!(f16::from_f64_nearest(1.0 + 2f64.powi(-11)).to_f32(), 1.0);
+    }
+}

@@ -13,10 +13,7 @@ impl<T: bytemuck::Pod + Copy + PartialEq + Send + Sync + 'static> Elem for T {}
 
 /// `f32` or `f64`: what source floats are widened to.
 pub(crate) trait WideFloat: Elem + PartialOrd {
-    const ZERO: Self;
-    fn is_nan(self) -> bool;
     fn is_finite(self) -> bool;
-    fn abs(self) -> Self;
     fn to_f64(self) -> f64;
     /// Round to an integral value in this type with rounding mode `MODE`.
     fn round_mode<const MODE: u8>(self) -> Self;
@@ -38,18 +35,9 @@ pub(crate) trait WideFloat: Elem + PartialOrd {
 macro_rules! impl_wide_float {
     ($t:ty, $sat:ident, $narrow:ident) => {
         impl WideFloat for $t {
-            const ZERO: Self = 0.0;
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                <$t>::is_nan(self)
-            }
             #[inline(always)]
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
             }
             #[inline(always)]
             fn to_f64(self) -> f64 {
@@ -304,7 +292,6 @@ pub(crate) trait IntElem: Elem + PartialOrd {
     fn from_f64_saturating(x: f64) -> Self;
     /// Exact conversion to `f64` when `|self| <= 2^53`.
     fn to_f64(self) -> f64;
-    fn to_f32(self) -> f32;
     /// Clamp into `[lo, hi]`.
     fn clamp_to(self, lo: Self, hi: Self) -> Self;
 }
@@ -337,11 +324,6 @@ macro_rules! impl_int_elem {
             #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
             fn to_f64(self) -> f64 {
                 self as f64
-            }
-            #[inline(always)]
-            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
-            fn to_f32(self) -> f32 {
-                self as f32
             }
             #[inline(always)]
             fn clamp_to(self, lo: Self, hi: Self) -> Self {

@@ -1,0 +1,304 @@
+use std::num::NonZeroU64;
+use std::sync::{Arc, RwLock};
+
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayCodecTraits, ArrayPartialDecoderTraits, ArrayToArrayCodecTraits,
+    CodecError, CodecMetadataOptions, CodecOptions, CodecTraits, PartialDecoderCapability,
+    PartialEncoderCapability, RecommendedConcurrency,
+};
+#[cfg(feature = "async")]
+use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
+use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::Configuration;
+use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+use super::{CAST_VALUE, CastValueCodecConfiguration};
+use crate::codec::{
+    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
+};
+use crate::kernels::cast::{CastError, CastPlan};
+use crate::numeric::NumericType;
+use crate::scalar::parse_scalar;
+
+/// The `cast_value` codec: converts element values to another real-number type.
+#[derive(Debug)]
+pub struct CastValueCodec {
+    configuration: CastValueCodecConfiguration,
+    target: DataType,
+    target_numeric: NumericType,
+    /// Plans per decoded type (in practice one), built on first use.
+    plans: RwLock<Vec<(NumericType, Arc<Plans>)>>,
+}
+
+/// Both directions of the cast for one decoded type.
+#[derive(Debug)]
+struct Plans {
+    encode: CastPlan,
+    decode: CastPlan,
+}
+
+impl CastValueCodec {
+    /// Create a `cast_value` codec from a checked configuration.
+    ///
+    /// # Errors
+    /// If the configuration's `data_type` is not a real-number type.
+    pub fn new_with_configuration(
+        configuration: &CastValueCodecConfiguration,
+    ) -> Result<Self, PluginCreateError> {
+        let (target, target_numeric) = configuration.target_type()?;
+        Ok(Self {
+            configuration: configuration.clone(),
+            target,
+            target_numeric,
+            plans: RwLock::new(Vec::new()),
+        })
+    }
+
+    /// Create a `cast_value` codec from configuration JSON.
+    ///
+    /// # Errors
+    /// If the configuration is invalid; the error names the field and value.
+    pub fn new_with_json(configuration: &serde_json::Value) -> Result<Self, PluginCreateError> {
+        let map = configuration.as_object().ok_or_else(|| {
+            config_error(CAST_VALUE, "configuration", configuration, "expected an object")
+        })?;
+        Self::new_with_configuration(&CastValueCodecConfiguration::parse(&Configuration::from(
+            map.clone(),
+        ))?)
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn configuration(&self) -> &CastValueCodecConfiguration {
+        &self.configuration
+    }
+
+    /// The encoding and decoding plans for `decoded` elements.
+    fn plans(&self, decoded: &DataType) -> Result<Arc<Plans>, CodecError> {
+        let source = numeric_type(CAST_VALUE, decoded)?;
+        if let Some((_, plans)) = self.plans.read().ok().and_then(|cache| {
+            cache.iter().find(|(t, _)| *t == source).cloned()
+        }) {
+            return Ok(plans);
+        }
+        let plans = Arc::new(self.build_plans(source)?);
+        if let Ok(mut cache) = self.plans.write() {
+            cache.push((source, plans.clone()));
+        }
+        Ok(plans)
+    }
+
+    fn build_plans(&self, source: NumericType) -> Result<Plans, CodecError> {
+        let target = self.target_numeric;
+        let rounding = self.configuration.rounding.unwrap_or_default();
+        let out_of_range = self.configuration.out_of_range;
+        let map = self.configuration.scalar_map.clone().unwrap_or_default();
+        let entries = |direction: &str,
+                       entries: Option<Vec<[serde_json::Value; 2]>>,
+                       from: NumericType,
+                       to: NumericType|
+         -> Result<Vec<(Vec<u8>, Vec<u8>)>, CodecError> {
+            entries
+                .unwrap_or_default()
+                .iter()
+                .map(|[input, output]| {
+                    let err = |reason: String| {
+                        CodecError::Other(format!(
+                            "{CAST_VALUE}: scalar_map.{direction} = [{input}, {output}]: {reason}"
+                        ))
+                    };
+                    Ok((parse_scalar(input, from).map_err(err)?, parse_scalar(output, to).map_err(err)?))
+                })
+                .collect()
+        };
+        Ok(Plans {
+            encode: CastPlan::new(
+                source,
+                target,
+                rounding,
+                out_of_range,
+                entries("encode", map.encode, source, target)?,
+            ),
+            decode: CastPlan::new(
+                target,
+                source,
+                rounding,
+                out_of_range,
+                entries("decode", map.decode, target, source)?,
+            ),
+        })
+    }
+
+    fn cast(
+        plan: &CastPlan,
+        bytes: ArrayBytes<'_>,
+        direction: &str,
+    ) -> Result<ArrayBytes<'static>, CodecError> {
+        let bytes = bytes.into_fixed()?;
+        if bytes.len() % plan.source().size() != 0 {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: {direction}: {} bytes is not a whole number of {} elements",
+                bytes.len(),
+                plan.source()
+            )));
+        }
+        let out = plan
+            .cast_to_vec(&bytes)
+            .map_err(|e| cast_error(direction, &e))?;
+        Ok(ArrayBytes::from(out))
+    }
+}
+
+fn cast_error(direction: &str, error: &CastError) -> CodecError {
+    CodecError::Other(format!("{CAST_VALUE}: {direction}: {error}"))
+}
+
+impl CodecTraits for CastValueCodec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        Some(self.configuration.to_configuration())
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        // Elementwise: a subset of the chunk decodes from the same subset.
+        PartialDecoderCapability { partial_read: true, partial_decode: true }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability { partial_encode: false }
+    }
+}
+
+impl ArrayCodecTraits for CastValueCodec {
+    fn recommended_concurrency(
+        &self,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+    ) -> Result<RecommendedConcurrency, CodecError> {
+        // A cast runs at memory speed; splitting a chunk gains nothing.
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+}
+
+impl ElementwiseDecode for CastValueCodec {
+    fn decode_elements<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        decoded_data_type: &DataType,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let plans = self.plans(decoded_data_type)?;
+        Self::cast(&plans.decode, bytes, "decode")
+    }
+}
+
+#[cfg_attr(feature = "async", async_trait::async_trait)]
+impl ArrayToArrayCodecTraits for CastValueCodec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
+        self as Arc<dyn ArrayToArrayCodecTraits>
+    }
+
+    fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
+        self.plans(decoded_data_type)?;
+        Ok(self.target.clone())
+    }
+
+    /// Cast the fill value, and refuse one that does not survive
+    /// encode-then-decode (the spec requires this check up front).
+    fn encoded_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let plans = self.plans(decoded_data_type)?;
+        let source = plans.encode.source();
+        let fill = decoded_fill_value.as_ne_bytes();
+        if fill.len() != source.size() {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
+                fill.len()
+            )));
+        }
+        let shown = source.read_value(fill);
+        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
+            CodecError::Other(format!("{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"))
+        })?;
+        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
+                self.target_numeric.read_value(&encoded)
+            ))
+        })?;
+        let round_trips = match (source.read_value(&decoded), shown) {
+            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b)) if a.is_nan() && b.is_nan() => true,
+            _ => decoded == fill,
+        };
+        if !round_trips {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
+                self.target_numeric.read_value(&encoded),
+                source.read_value(&decoded)
+            )));
+        }
+        Ok(FillValue::new(encoded))
+    }
+
+    fn encode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let plans = self.plans(data_type)?;
+        let fixed = bytes.into_fixed()?;
+        check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.encode.source())?;
+        Self::cast(&plans.encode, ArrayBytes::from(fixed), "encode")
+    }
+
+    fn decode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let plans = self.plans(data_type)?;
+        let fixed = bytes.into_fixed()?;
+        check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.decode.source())?;
+        Self::cast(&plans.decode, ArrayBytes::from(fixed), "decode")
+    }
+
+    fn partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn ArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
+        self.plans(data_type)?;
+        Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
+    }
+
+    #[cfg(feature = "async")]
+    async fn async_partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
+        self.plans(data_type)?;
+        Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
+    }
+}

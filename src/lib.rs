@@ -1,7 +1,36 @@
 //! Zarr V3 extension codecs for [zarrs](https://zarrs.dev).
+//!
+//! Add the crate and link it; its codecs register themselves with zarrs
+//! through `inventory`, so arrays that use them open like any other:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use zarrs_extension_codecs as _; // links the crate: its codecs are registered
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(zarrs::filesystem::FilesystemStore::new("reflectance.zarr")?);
+//! let array = zarrs::array::Array::open(store, "/")?;
+//! let data: Vec<f64> = array.retrieve_array_subset(&array.subset_all())?;
+//! # Ok(()) }
+//! ```
+//!
+//! | codec | kind | registered |
+//! | --- | --- | --- |
+//! | [`scale_offset`](codec::scale_offset) | array -> array | automatically |
+//! | [`cast_value`](codec::cast_value) | array -> array | automatically |
+//!
+//! zarrs creates a codec from its metadata before it knows the array's data
+//! type, so checks that need the data type run at the first chunk access;
+//! [`validate_codecs`] or [`open_array`] run them straight away.
+//!
+//! The per-element arithmetic lives in [`kernels`], apart from the zarrs
+//! glue in [`codec`], so that it can be tested and benchmarked on its own.
 #![warn(missing_docs)]
 
 pub mod codec;
 pub mod kernels;
 pub mod numeric;
 pub mod scalar;
+mod validate;
+
+pub use validate::{OpenArrayError, open_array, validate_codecs};

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: sets up the Python environment (zarr-python 3.4.2 from
+# PyPI, Python 3.12 from pyenv) that the fixture round-trip test needs, then
+# checks formatting and lints and runs every test. Fails loudly if anything
+# is missing; nothing is skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/python/setup_venv.sh
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
+cargo test --all-targets
+cargo test --doc

@@ -1,0 +1,56 @@
+//! Checking an array's codecs against its data type and fill value.
+//!
+//! zarrs 0.23 creates codecs from their metadata alone: `Array::open` does not
+//! tell a codec the array's data type. So the checks this crate can do early
+//! (unknown keys, misspelt modes, `wrap` into a float, a `scalar_map` value
+//! the target type cannot hold) happen when the array is opened, while the
+//! checks that need the data type (an unsupported type, `offset` / `scale`
+//! out of range, a fill value that does not survive `cast_value`) happen at
+//! the first chunk read or write, or as soon as you call [`validate_codecs`].
+//! [`open_array`] does both in one step.
+
+use std::sync::Arc;
+
+use zarrs::array::codec::api::ArrayToBytesCodecTraits;
+use zarrs::array::{Array, ArrayCreateError, ArrayError};
+use zarrs::storage::ReadableStorageTraits;
+
+/// Run every codec's data-type-dependent checks for `array`.
+///
+/// # Errors
+/// The first codec error, e.g. `cast_value: fill value 0.5 does not survive
+/// encode then decode (0.5 -> 0 -> 0)`.
+pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
+    let origin = vec![0; array.dimensionality()];
+    let chunk_shape = array.chunk_shape(&origin)?;
+    array.codecs().encoded_representation(
+        &chunk_shape,
+        array.data_type(),
+        array.fill_value(),
+    )?;
+    Ok(())
+}
+
+/// Error from [`open_array`].
+#[derive(Debug, thiserror::Error)]
+pub enum OpenArrayError {
+    /// The array could not be opened.
+    #[error(transparent)]
+    Create(#[from] ArrayCreateError),
+    /// A codec refused the array's data type or fill value.
+    #[error(transparent)]
+    Codecs(#[from] ArrayError),
+}
+
+/// [`Array::open`] followed by [`validate_codecs`].
+///
+/// # Errors
+/// If the array cannot be opened or its codecs refuse its data type or fill value.
+pub fn open_array<TStorage: ?Sized + ReadableStorageTraits + 'static>(
+    storage: Arc<TStorage>,
+    path: &str,
+) -> Result<Array<TStorage>, OpenArrayError> {
+    let array = Array::open(storage, path)?;
+    validate_codecs(&array)?;
+    Ok(array)
+}

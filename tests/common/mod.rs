@@ -1,0 +1,108 @@
+//! Helpers shared by the integration tests: fixture discovery and exact
+//! element comparison.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use zarrs_extension_codecs::numeric::NumericType;
+
+/// `fixtures/zarr-python` in the repository.
+pub fn zarr_python_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zarr-python")
+}
+
+/// A fixture: its store, the values zarr-python decoded, and its description.
+pub struct Fixture {
+    pub name: String,
+    pub store: PathBuf,
+    pub meta: serde_json::Value,
+    pub expected: Vec<u8>,
+}
+
+/// Every `*.expected.json` fixture under `dir`, sorted by name.
+pub fn fixtures(dir: &Path) -> Vec<Fixture> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("fixtures directory")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".expected.json").map(str::to_string)
+        })
+        .collect();
+    // `FIXTURE_FILTER=cv_` narrows a run while debugging.
+    if let Ok(filter) = std::env::var("FIXTURE_FILTER") {
+        names.retain(|n| n.contains(&filter));
+    }
+    names.sort();
+    assert!(!names.is_empty(), "no fixtures in {}", dir.display());
+    names
+        .into_iter()
+        .map(|name| {
+            let meta: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(dir.join(format!("{name}.expected.json"))).unwrap(),
+            )
+            .unwrap();
+            let expected = std::fs::read(dir.join(format!("{name}.expected.bin"))).unwrap();
+            Fixture { store: dir.join(format!("{name}.zarr")), name, meta, expected }
+        })
+        .collect()
+}
+
+/// Little-endian element bytes to native-endian.
+pub fn le_to_ne(bytes: &[u8], size: usize) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    if cfg!(target_endian = "big") {
+        out.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+    }
+    out
+}
+
+/// Compare element by element: bit-exact, except that any NaN equals any NaN.
+/// Returns a description of the first difference.
+pub fn compare(data_type: NumericType, actual: &[u8], expected: &[u8]) -> Result<(), String> {
+    let size = data_type.size();
+    if actual.len() != expected.len() {
+        return Err(format!("{} bytes, expected {}", actual.len(), expected.len()));
+    }
+    for (i, (a, e)) in actual.chunks_exact(size).zip(expected.chunks_exact(size)).enumerate() {
+        if a == e {
+            continue;
+        }
+        let (va, ve) = (data_type.read_value(a), data_type.read_value(e));
+        let both_nan = matches!((va, ve), (
+            zarrs_extension_codecs::numeric::Value::Float(x),
+            zarrs_extension_codecs::numeric::Value::Float(y)
+        ) if x.is_nan() && y.is_nan());
+        if !both_nan {
+            return Err(format!("element {i}: got {va} ({a:02x?}), expected {ve} ({e:02x?})"));
+        }
+    }
+    Ok(())
+}
+
+/// The C-order subset `start`/`shape` of an array of `array_shape` elements of `size` bytes.
+pub fn slice(bytes: &[u8], array_shape: &[u64], start: &[u64], shape: &[u64], size: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let n: u64 = shape.iter().product();
+    let mut index = vec![0u64; shape.len()];
+    for _ in 0..n {
+        let mut flat = 0u64;
+        for d in 0..shape.len() {
+            flat = flat * array_shape[d] + start[d] + index[d];
+        }
+        let flat = flat as usize * size;
+        out.extend_from_slice(&bytes[flat..flat + size]);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+/// `[u64]` from a JSON array.
+pub fn u64s(json: &serde_json::Value) -> Vec<u64> {
+    json.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
+}

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use zarrs::array::codec::api::ArrayToBytesCodecTraits;
+use zarrs::array::codec::api::{ArrayBytes, ArrayToBytesCodecTraits, CodecError, CodecOptions};
 use zarrs::array::{Array, ArrayCreateError, ArrayError};
 use zarrs::storage::ReadableStorageTraits;
 
@@ -23,11 +23,17 @@ use zarrs::storage::ReadableStorageTraits;
 pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
     let origin = vec![0; array.dimensionality()];
     let chunk_shape = array.chunk_shape(&origin)?;
-    array.codecs().encoded_representation(
-        &chunk_shape,
-        array.data_type(),
-        array.fill_value(),
-    )?;
+    let (data_type, fill_value) = (array.data_type(), array.fill_value());
+    let codecs = array.codecs();
+    codecs.encoded_representation(&chunk_shape, data_type, fill_value)?;
+    // A chunk of fill value through the whole chain and back: every codec
+    // checks the array's real fill value on this path.
+    let num_elements = chunk_shape.iter().map(|d| d.get()).product();
+    let fill = ArrayBytes::new_fill_value(data_type, num_elements, fill_value)
+        .map_err(|e| CodecError::Other(e.to_string()))?;
+    let options = CodecOptions::default();
+    let encoded = codecs.encode(fill, &chunk_shape, data_type, fill_value, &options)?;
+    codecs.decode(encoded, &chunk_shape, data_type, fill_value, &options)?;
     Ok(())
 }
 

@@ -129,6 +129,46 @@ impl CastValueCodec {
         })
     }
 
+    /// Cast the fill value, and refuse one that does not survive
+    /// encode-then-decode (the spec requires this check).
+    fn cast_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let plans = self.plans(decoded_data_type)?;
+        let source = plans.encode.source();
+        let fill = decoded_fill_value.as_ne_bytes();
+        if fill.len() != source.size() {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
+                fill.len()
+            )));
+        }
+        let shown = source.read_value(fill);
+        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
+            CodecError::Other(format!("{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"))
+        })?;
+        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
+                self.target_numeric.read_value(&encoded)
+            ))
+        })?;
+        let round_trips = match (source.read_value(&decoded), shown) {
+            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b)) if a.is_nan() && b.is_nan() => true,
+            _ => decoded == fill,
+        };
+        if !round_trips {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
+                self.target_numeric.read_value(&encoded),
+                source.read_value(&decoded)
+            )));
+        }
+        Ok(FillValue::new(encoded))
+    }
+
     fn cast(
         plan: &CastPlan,
         bytes: ArrayBytes<'_>,
@@ -209,44 +249,21 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         Ok(self.target.clone())
     }
 
-    /// Cast the fill value, and refuse one that does not survive
-    /// encode-then-decode (the spec requires this check up front).
+    /// The encoded fill value.
+    ///
+    /// zarrs 0.23.14 also calls this with a made-up all-zero fill value (in
+    /// `CodecChain::recommended_concurrency`), which need not be encodable, so
+    /// a failure here yields zeros; the real fill value is checked strictly
+    /// by `encode`, `decode`, the partial decoder and `validate_codecs`.
     fn encoded_fill_value(
         &self,
         decoded_data_type: &DataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
-        let plans = self.plans(decoded_data_type)?;
-        let source = plans.encode.source();
-        let fill = decoded_fill_value.as_ne_bytes();
-        if fill.len() != source.size() {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
-                fill.len()
-            )));
+        match self.cast_fill_value(decoded_data_type, decoded_fill_value) {
+            Ok(fill) => Ok(fill),
+            Err(_) => Ok(FillValue::new(vec![0; self.target_numeric.size()])),
         }
-        let shown = source.read_value(fill);
-        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
-            CodecError::Other(format!("{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"))
-        })?;
-        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
-            CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
-                self.target_numeric.read_value(&encoded)
-            ))
-        })?;
-        let round_trips = match (source.read_value(&decoded), shown) {
-            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b)) if a.is_nan() && b.is_nan() => true,
-            _ => decoded == fill,
-        };
-        if !round_trips {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
-                self.target_numeric.read_value(&encoded),
-                source.read_value(&decoded)
-            )));
-        }
-        Ok(FillValue::new(encoded))
     }
 
     fn encode<'a>(
@@ -254,10 +271,11 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(data_type)?;
+        self.cast_fill_value(data_type, fill_value)?;
         let fixed = bytes.into_fixed()?;
         check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.encode.source())?;
         Self::cast(&plans.encode, ArrayBytes::from(fixed), "encode")
@@ -268,10 +286,11 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(data_type)?;
+        self.cast_fill_value(data_type, fill_value)?;
         let fixed = bytes.into_fixed()?;
         check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.decode.source())?;
         Self::cast(&plans.decode, ArrayBytes::from(fixed), "decode")
@@ -282,10 +301,10 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         input_handle: Arc<dyn ArrayPartialDecoderTraits>,
         _shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
-        self.plans(data_type)?;
+        self.cast_fill_value(data_type, fill_value)?;
         Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
     }
 
@@ -295,10 +314,10 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
         _shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
-        self.plans(data_type)?;
+        self.cast_fill_value(data_type, fill_value)?;
         Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
     }
 }

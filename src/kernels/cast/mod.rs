@@ -18,6 +18,8 @@ mod float_to_int;
 mod int_to_float;
 mod int_to_int;
 mod to_minifloat;
+#[cfg(test)]
+mod tests;
 
 use std::borrow::Cow;
 

@@ -1,0 +1,313 @@
+//! The `scale_offset` codec: glue between zarrs and the kernels.
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+#[cfg(feature = "async")]
+use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayBytesRaw, ArrayCodecTraits, ArrayPartialDecoderTraits,
+    ArrayToArrayCodecTraits, CodecError, CodecMetadataOptions, CodecOptions, CodecTraits,
+    PartialDecoderCapability, PartialEncoderCapability, RecommendedConcurrency,
+};
+use zarrs::array::{DataType, FillValue};
+use zarrs::metadata::Configuration;
+use zarrs::plugin::{PluginCreateError, ZarrVersion};
+
+use super::{SCALE_OFFSET, ScaleOffsetCodecConfiguration};
+use crate::codec::{
+    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
+};
+use crate::kernels::scale_offset::{ScaleOffsetError, decode_bytes, encode_bytes, is_identity};
+use crate::numeric::{NumericType, Value};
+use crate::scalar::parse_scalar;
+
+/// The `scale_offset` codec: `(x - offset) * scale` on encode,
+/// `x / scale + offset` on decode, in the arithmetic of the array's data type.
+///
+/// See the [module documentation](super) for the rules at the edges.
+#[derive(Clone, Debug, Default)]
+pub struct ScaleOffsetCodec {
+    /// The configuration as read; `None` if the metadata had none.
+    configuration: Option<ScaleOffsetCodecConfiguration>,
+}
+
+/// The direction of a transformation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Encode,
+    Decode,
+}
+
+impl ScaleOffsetCodec {
+    /// Create a `scale_offset` codec from its `offset` and `scale`, each written
+    /// in the fill-value JSON encoding of the array's data type, or `None` for
+    /// the identity (`0` / `1`). With neither the codec is a no-op and writes
+    /// no configuration.
+    ///
+    /// # Errors
+    /// Returns [`PluginCreateError`] if a value is not a scalar of any numeric
+    /// data type. Whether it fits the array's data type is checked when the
+    /// codec is used with one (see
+    /// [`encoded_fill_value`](ArrayToArrayCodecTraits::encoded_fill_value)).
+    pub fn new(
+        offset: Option<serde_json::Value>,
+        scale: Option<serde_json::Value>,
+    ) -> Result<Self, PluginCreateError> {
+        if offset.is_none() && scale.is_none() {
+            return Ok(Self {
+                configuration: None,
+            });
+        }
+        Self::new_with_configuration(&ScaleOffsetCodecConfiguration { offset, scale })
+    }
+
+    /// Create a `scale_offset` codec from a configuration. The configuration is
+    /// written back as given (an empty configuration as `{}`).
+    ///
+    /// # Errors
+    /// Returns [`PluginCreateError`] if `offset` or `scale` is not a scalar of
+    /// any numeric data type.
+    pub fn new_with_configuration(
+        configuration: &ScaleOffsetCodecConfiguration,
+    ) -> Result<Self, PluginCreateError> {
+        configuration.validate()?;
+        Ok(Self {
+            configuration: Some(configuration.clone()),
+        })
+    }
+
+    /// The `offset` as written, if any.
+    #[must_use]
+    pub fn offset(&self) -> Option<&serde_json::Value> {
+        self.configuration.as_ref()?.offset.as_ref()
+    }
+
+    /// The `scale` as written, if any.
+    #[must_use]
+    pub fn scale(&self) -> Option<&serde_json::Value> {
+        self.configuration.as_ref()?.scale.as_ref()
+    }
+
+    /// Parse `offset` and `scale` as native-endian elements of `data_type`
+    /// (empty when absent, which the kernels read as the identity).
+    fn scalars(&self, data_type: NumericType) -> Result<(Vec<u8>, Vec<u8>), CodecError> {
+        let parse = |field: &str, value: Option<&serde_json::Value>| match value {
+            None => Ok(Vec::new()),
+            Some(json) => {
+                parse_scalar(json, data_type).map_err(|reason| field_error(field, json, reason))
+            }
+        };
+        let offset = parse("offset", self.offset())?;
+        let scale = parse("scale", self.scale())?;
+        if !scale.is_empty()
+            && match data_type.read_value(&scale) {
+                Value::Int(v) => v == 0,
+                Value::Float(v) => v == 0.0,
+            }
+        {
+            let json = self.scale().expect("scale is present");
+            return Err(field_error("scale", json, "the scale must not be zero"));
+        }
+        Ok((offset, scale))
+    }
+
+    /// Apply the transformation to whole elements of `data_type`.
+    fn apply<'a>(
+        &self,
+        direction: Direction,
+        mut bytes: ArrayBytesRaw<'a>,
+        data_type: NumericType,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let (offset, scale) = self.scalars(data_type)?;
+        if !is_identity(data_type, &offset, &scale) {
+            let kernel = match direction {
+                Direction::Encode => encode_bytes,
+                Direction::Decode => decode_bytes,
+            };
+            kernel(data_type, bytes.to_mut(), &offset, &scale)
+                .map_err(|e| kernel_error(direction, data_type, &e))?;
+        }
+        Ok(ArrayBytes::new_flen(bytes))
+    }
+
+    /// `encode` / `decode` of a whole chunk.
+    fn apply_chunk<'a>(
+        &self,
+        direction: Direction,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, data_type)?;
+        let bytes = bytes.into_fixed()?;
+        let num_elements = shape
+            .iter()
+            .try_fold(1u64, |n, d| n.checked_mul(d.get()))
+            .unwrap_or(u64::MAX);
+        check_chunk_len(SCALE_OFFSET, &bytes, num_elements, data_type)?;
+        self.apply(direction, bytes, data_type)
+    }
+}
+
+/// An error about a configuration field found when the data type is known,
+/// in the shape of [`config_error`].
+fn field_error(
+    field: &str,
+    value: &serde_json::Value,
+    reason: impl std::fmt::Display,
+) -> CodecError {
+    CodecError::Other(config_error(SCALE_OFFSET, field, value, reason).to_string())
+}
+
+fn kernel_error(
+    direction: Direction,
+    data_type: NumericType,
+    error: &ScaleOffsetError,
+) -> CodecError {
+    let direction = match direction {
+        Direction::Encode => "encoding",
+        Direction::Decode => "decoding",
+    };
+    CodecError::Other(format!("{SCALE_OFFSET}: {direction} {data_type}: {error}"))
+}
+
+impl CodecTraits for ScaleOffsetCodec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        self.configuration
+            .as_ref()
+            .map(ScaleOffsetCodecConfiguration::to_configuration)
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        PartialDecoderCapability {
+            partial_read: true,
+            partial_decode: true,
+        }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
+    }
+}
+
+impl ArrayCodecTraits for ScaleOffsetCodec {
+    fn recommended_concurrency(
+        &self,
+        _shape: &[NonZeroU64],
+        _data_type: &DataType,
+    ) -> Result<RecommendedConcurrency, CodecError> {
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+}
+
+impl ElementwiseDecode for ScaleOffsetCodec {
+    fn decode_elements<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        decoded_data_type: &DataType,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
+        self.apply(Direction::Decode, bytes.into_fixed()?, data_type)
+    }
+}
+
+#[cfg_attr(feature = "async", async_trait::async_trait)]
+impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
+        self as Arc<dyn ArrayToArrayCodecTraits>
+    }
+
+    fn encoded_data_type(&self, decoded_data_type: &DataType) -> Result<DataType, CodecError> {
+        numeric_type(SCALE_OFFSET, decoded_data_type)?;
+        Ok(decoded_data_type.clone())
+    }
+
+    fn encoded_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
+        let (offset, scale) = self.scalars(data_type)?;
+        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
+        if bytes.len() != data_type.size() {
+            return Err(CodecError::Other(format!(
+                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
+                bytes.len()
+            )));
+        }
+        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
+            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
+                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
+            )),
+            e => kernel_error(Direction::Encode, data_type, &e),
+        })?;
+        Ok(FillValue::new(bytes))
+    }
+
+    fn encode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.apply_chunk(Direction::Encode, bytes, shape, data_type)
+    }
+
+    fn decode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.apply_chunk(Direction::Decode, bytes, shape, data_type)
+    }
+
+    fn partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn ArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
+        self.scalars(numeric_type(SCALE_OFFSET, data_type)?)?;
+        Ok(Arc::new(ElementwisePartialDecoder::new(
+            self,
+            input_handle,
+            data_type.clone(),
+        )))
+    }
+
+    #[cfg(feature = "async")]
+    async fn async_partial_decoder(
+        self: Arc<Self>,
+        input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
+        _shape: &[NonZeroU64],
+        data_type: &DataType,
+        _fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
+        self.scalars(numeric_type(SCALE_OFFSET, data_type)?)?;
+        Ok(Arc::new(ElementwisePartialDecoder::new(
+            self,
+            input_handle,
+            data_type.clone(),
+        )))
+    }
+}

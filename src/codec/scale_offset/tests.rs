@@ -1,0 +1,414 @@
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use serde_json::json;
+use zarrs::array::codec::BytesCodec;
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, Codec, CodecMetadataOptions,
+    CodecOptions, CodecTraits,
+};
+use zarrs::array::{ArraySubset, DataType, FillValue, data_type};
+use zarrs::metadata::Configuration;
+use zarrs::metadata::v3::MetadataV3;
+
+use super::{ScaleOffsetCodec, ScaleOffsetCodecConfiguration};
+
+fn codec(configuration: serde_json::Value) -> ScaleOffsetCodec {
+    let configuration: ScaleOffsetCodecConfiguration =
+        serde_json::from_value(configuration).unwrap();
+    ScaleOffsetCodec::new_with_configuration(&configuration).unwrap()
+}
+
+/// Create through the zarrs plugin registry, as an array would.
+fn from_metadata(metadata: serde_json::Value) -> Result<Codec, String> {
+    let metadata: MetadataV3 = serde_json::from_value(metadata).unwrap();
+    Codec::from_metadata(&metadata).map_err(|e| e.to_string())
+}
+
+/// Native-endian bytes to elements (the bytes may be unaligned).
+fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
+fn shape(n: u64) -> Vec<NonZeroU64> {
+    vec![NonZeroU64::new(n).unwrap()]
+}
+
+fn encode<T: bytemuck::Pod>(
+    codec: &ScaleOffsetCodec,
+    data_type: &DataType,
+    fill_value: &FillValue,
+    values: &[T],
+) -> Result<Vec<T>, String> {
+    let bytes = ArrayBytes::from(bytemuck::cast_slice::<T, u8>(values));
+    let n = values.len() as u64;
+    let encoded = codec
+        .encode(
+            bytes,
+            &shape(n),
+            data_type,
+            fill_value,
+            &CodecOptions::default(),
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(elements(&encoded.into_fixed().unwrap()))
+}
+
+fn decode<T: bytemuck::Pod>(
+    codec: &ScaleOffsetCodec,
+    data_type: &DataType,
+    fill_value: &FillValue,
+    values: &[T],
+) -> Result<Vec<T>, String> {
+    let bytes = ArrayBytes::from(bytemuck::cast_slice::<T, u8>(values));
+    let n = values.len() as u64;
+    let decoded = codec
+        .decode(
+            bytes,
+            &shape(n),
+            data_type,
+            fill_value,
+            &CodecOptions::default(),
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(elements(&decoded.into_fixed().unwrap()))
+}
+
+#[test]
+fn uint16_range_reduction() {
+    // The spec's example: [1000, 1255] shifted to [0, 255].
+    let codec = codec(json!({ "offset": 1000 }));
+    let (dt, fv) = (data_type::uint16(), FillValue::from(1000u16));
+    let values = [1000u16, 1001, 1255];
+    let encoded = encode(&codec, &dt, &fv, &values).unwrap();
+    assert_eq!(encoded, [0, 1, 255]);
+    assert_eq!(decode(&codec, &dt, &fv, &encoded).unwrap(), values);
+    let encoded_fill = codec.encoded_fill_value(&dt, &fv).unwrap();
+    assert_eq!(encoded_fill.as_ne_bytes(), 0u16.to_ne_bytes());
+    // 999 - 1000 is not a uint16.
+    let e = encode(&codec, &dt, &fv, &[1000u16, 999]).unwrap_err();
+    assert_eq!(
+        e,
+        "scale_offset: encoding uint16: element 1 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
+    );
+}
+
+#[test]
+fn float64_with_nan_fill_value() {
+    // The spec's example: offset -10, scale 0.1, fill value NaN.
+    let codec = codec(json!({ "offset": -10, "scale": 0.1 }));
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    let values = [0.0f64, 2540.0, 100.0];
+    let encoded = encode(&codec, &dt, &fv, &values).unwrap();
+    let expected: Vec<f64> = values.iter().map(|x| (x + 10.0) * 0.1).collect();
+    assert_eq!(encoded, expected);
+    let decoded = decode(&codec, &dt, &fv, &encoded).unwrap();
+    let expected: Vec<f64> = expected.iter().map(|x| x / 0.1 - 10.0).collect();
+    assert_eq!(decoded, expected);
+    let encoded_fill = codec.encoded_fill_value(&dt, &fv).unwrap();
+    assert!(f64::from_ne_bytes(encoded_fill.as_ne_bytes().try_into().unwrap()).is_nan());
+}
+
+#[test]
+fn float32_scale_written_as_string() {
+    let codec = codec(json!({ "offset": "0.5", "scale": "0x40000000" })); // scale 2.0f32
+    let (dt, fv) = (data_type::float32(), FillValue::from(0.0f32));
+    let encoded = encode(&codec, &dt, &fv, &[0.5f32, 1.5, -0.25]).unwrap();
+    assert_eq!(encoded, [0.0, 2.0, -1.5]);
+    assert_eq!(
+        decode(&codec, &dt, &fv, &encoded).unwrap(),
+        [0.5, 1.5, -0.25]
+    );
+    // 3e38 * 2 overflows float32: an error, not infinity.
+    let e = encode(&codec, &dt, &fv, &[3e38f32]).unwrap_err();
+    assert!(e.contains("overflows float32"), "{e}");
+}
+
+#[test]
+fn int4_and_float16() {
+    let codec = codec(json!({ "offset": -1, "scale": 2 }));
+    let (dt, fv) = (data_type::int4(), FillValue::from(-1i8));
+    assert_eq!(encode(&codec, &dt, &fv, &[-1i8, 0, 2]).unwrap(), [0, 2, 6]);
+    assert_eq!(decode(&codec, &dt, &fv, &[0i8, 2, 6]).unwrap(), [-1, 0, 2]);
+    assert!(encode(&codec, &dt, &fv, &[3i8]).is_err()); // (3 + 1) * 2 = 8 > 7
+    assert!(decode(&codec, &dt, &fv, &[3i8]).is_err()); // 3 / 2 is not exact
+
+    let (dt, fv) = (data_type::float16(), FillValue::from(half::f16::ZERO));
+    let values = [half::f16::from_f32(2048.0)];
+    // (2048 + 1) rounds to 2048 in float16 before the multiplication.
+    let encoded = encode(&codec, &dt, &fv, &values).unwrap();
+    assert_eq!(encoded[0].to_f32(), 4096.0);
+}
+
+#[test]
+fn unsupported_data_types() {
+    let codec = codec(json!({ "scale": 2 }));
+    for dt in [
+        data_type::bool(),
+        data_type::complex64(),
+        data_type::string(),
+    ] {
+        let e = codec.encoded_data_type(&dt).unwrap_err().to_string();
+        assert!(e.starts_with("scale_offset: data type "), "{e}");
+        assert!(e.contains("is not supported"), "{e}");
+    }
+    assert_eq!(
+        codec.encoded_data_type(&data_type::uint8()).unwrap(),
+        data_type::uint8()
+    );
+}
+
+#[test]
+fn configuration_errors() {
+    let e = from_metadata(
+        json!({ "name": "scale_offset", "configuration": { "offset": 1, "scal": 2 } }),
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("scale_offset: scal = 2: unknown configuration key"),
+        "{e}"
+    );
+    let e = from_metadata(json!({ "name": "scale_offset", "configuration": { "offset": true } }))
+        .unwrap_err();
+    assert!(
+        e.starts_with("scale_offset: offset = true: not a scalar"),
+        "{e}"
+    );
+    let e = from_metadata(json!({ "name": "scale_offset", "configuration": { "scale": "abc" } }))
+        .unwrap_err();
+    assert!(
+        e.starts_with("scale_offset: scale = \"abc\": not a scalar"),
+        "{e}"
+    );
+    let e = from_metadata(json!({ "name": "scale_offset", "configuration": { "scale": null } }))
+        .unwrap_err();
+    assert!(
+        e.starts_with("scale_offset: scale = null: not a scalar"),
+        "{e}"
+    );
+    assert!(ScaleOffsetCodec::new(Some(json!([1])), None).is_err());
+    // Every spelling of the fill-value encoding is accepted at creation.
+    for value in [
+        json!(1),
+        json!(-2.5),
+        json!("NaN"),
+        json!("Infinity"),
+        json!("+Infinity"),
+        json!("-Infinity"),
+        json!("0x7e"),
+        json!("0x3c00"),
+        json!("0x3f800000"),
+        json!("0x3ff0000000000000"),
+        json!("1000"),
+        json!("1e-3"),
+    ] {
+        ScaleOffsetCodec::new(Some(value.clone()), Some(value.clone()))
+            .unwrap_or_else(|e| panic!("{value}: {e}"));
+    }
+}
+
+#[test]
+fn values_checked_against_the_data_type() {
+    // 256 is a scalar, but not a uint8: found when the fill value is encoded.
+    let codec = ScaleOffsetCodec::new(Some(json!(256)), None).unwrap();
+    let e = codec
+        .encoded_fill_value(&data_type::uint8(), &FillValue::from(0u8))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "scale_offset: offset = 256: 256 is out of the range [0, 255] of uint8"
+    );
+    // 0.5 is not an integer.
+    let codec = ScaleOffsetCodec::new(None, Some(json!(0.5))).unwrap();
+    let e = codec
+        .encoded_fill_value(&data_type::int32(), &FillValue::from(0i32))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("scale_offset: scale = 0.5: "), "{e}");
+    // A zero scale.
+    let codec = ScaleOffsetCodec::new(None, Some(json!(0))).unwrap();
+    let e = codec
+        .encoded_fill_value(&data_type::float32(), &FillValue::from(0f32))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "scale_offset: scale = 0: the scale must not be zero");
+    // A fill value that does not survive encoding.
+    let codec = ScaleOffsetCodec::new(Some(json!(10)), None).unwrap();
+    let e = codec
+        .encoded_fill_value(&data_type::uint8(), &FillValue::from(5u8))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "scale_offset: fill value 5 of uint8: x - offset = -5 is outside the range [0, 255] of uint8"
+    );
+}
+
+#[test]
+fn wrong_chunk_length() {
+    let codec = codec(json!({ "offset": 1 }));
+    let bytes = ArrayBytes::from(vec![0u8; 6]);
+    let e = codec
+        .encode(
+            bytes,
+            &shape(4),
+            &data_type::uint16(),
+            &FillValue::from(0u16),
+            &CodecOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("scale_offset: chunk has 6 bytes"), "{e}");
+}
+
+#[test]
+fn configuration_round_trips() {
+    let options = CodecMetadataOptions::default();
+    let configuration_of = |metadata: serde_json::Value| -> Option<Configuration> {
+        let Codec::ArrayToArray(codec) = from_metadata(metadata).unwrap() else {
+            panic!("not an array to array codec")
+        };
+        codec.configuration_v3(&options)
+    };
+    assert_eq!(configuration_of(json!({ "name": "scale_offset" })), None);
+    assert_eq!(configuration_of(json!("scale_offset")), None);
+    let written = json!({ "offset": 1000, "scale": "0.25" });
+    let configuration =
+        configuration_of(json!({ "name": "scale_offset", "configuration": written }));
+    assert_eq!(
+        serde_json::to_value(configuration.unwrap()).unwrap(),
+        written
+    );
+    let configuration = configuration_of(json!({ "name": "scale_offset", "configuration": {} }));
+    assert_eq!(configuration, Some(Configuration::default()));
+    assert!(
+        ScaleOffsetCodec::new(None, None)
+            .unwrap()
+            .configuration_v3(&options)
+            .is_none()
+    );
+}
+
+#[test]
+fn no_op_configuration() {
+    let codec = ScaleOffsetCodec::new(None, None).unwrap();
+    let (dt, fv) = (data_type::float32(), FillValue::from(-0.0f32));
+    let values = [-0.0f32, f32::NAN, 1.0];
+    let encoded = encode(&codec, &dt, &fv, &values).unwrap();
+    assert_eq!(
+        bytemuck::cast_slice::<f32, u8>(&encoded),
+        bytemuck::cast_slice::<f32, u8>(&values)
+    );
+    assert_eq!(codec.encoded_fill_value(&dt, &fv).unwrap(), fv);
+}
+
+#[allow(clippy::single_range_in_vec_init)]
+#[test]
+fn partial_decode() {
+    let codec = Arc::new(codec(json!({ "offset": 100, "scale": -2 })));
+    let values: Vec<i32> = (0..32).map(|i| 100 + i).collect();
+    let (dt, fv) = (data_type::int32(), FillValue::from(100i32));
+    let chunk_shape = shape(32);
+    let encoded = codec
+        .encode(
+            ArrayBytes::from(bytemuck::cast_slice::<i32, u8>(&values)),
+            &chunk_shape,
+            &dt,
+            &fv,
+            &CodecOptions::default(),
+        )
+        .unwrap()
+        .into_owned();
+    let encoded_fill = codec.encoded_fill_value(&dt, &fv).unwrap();
+    let input_handle = Arc::new(encoded.into_fixed().unwrap());
+    let bytes_codec = Arc::new(BytesCodec::default());
+    let input_handle = bytes_codec
+        .partial_decoder(
+            input_handle,
+            &chunk_shape,
+            &dt,
+            &encoded_fill,
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    let partial_decoder = codec
+        .clone()
+        .partial_decoder(
+            input_handle.clone(),
+            &chunk_shape,
+            &dt,
+            &fv,
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(partial_decoder.size_held(), input_handle.size_held());
+    for (range, expected) in [
+        (3..5u64, vec![103, 104]),
+        (17..21, vec![117, 118, 119, 120]),
+    ] {
+        let subset = ArraySubset::new_with_ranges(&[range]);
+        let decoded = partial_decoder
+            .partial_decode(&subset, &CodecOptions::default())
+            .unwrap();
+        let decoded: Vec<i32> = elements(&decoded.into_fixed().unwrap());
+        assert_eq!(decoded, expected);
+    }
+    assert_eq!(
+        codec.partial_decoder_capability(),
+        zarrs::array::codec::api::PartialDecoderCapability {
+            partial_read: true,
+            partial_decode: true
+        }
+    );
+}
+
+#[test]
+fn array_round_trip_through_a_store() {
+    use zarrs::array::{Array, ArrayMetadata};
+    use zarrs::storage::store::MemoryStore;
+
+    let metadata: ArrayMetadata = serde_json::from_value(json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [6],
+        "data_type": "float32",
+        "chunk_grid": { "name": "regular", "configuration": { "chunk_shape": [4] } },
+        "chunk_key_encoding": { "name": "default" },
+        "fill_value": "NaN",
+        "codecs": [
+            { "name": "scale_offset", "configuration": { "offset": 5, "scale": 0.5 } },
+            { "name": "bytes", "configuration": { "endian": "little" } }
+        ]
+    }))
+    .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::new_with_metadata(store.clone(), "/", metadata).unwrap();
+    array.store_metadata().unwrap();
+    array
+        .store_chunk(&[0], &[5.0f32, 7.0, -1.0, f32::NAN])
+        .unwrap();
+    // Stored (little-endian): (x - 5) * 0.5.
+    let stored = zarrs::storage::ReadableStorageTraits::get(&*store, &"c/0".try_into().unwrap())
+        .unwrap()
+        .unwrap();
+    let stored: Vec<f32> = stored
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(&stored[..3], &[0.0, 1.0, -3.0]);
+    assert!(stored[3].is_nan());
+    let read: Vec<f32> = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    assert_eq!(&read[..3], &[5.0, 7.0, -1.0]);
+    assert!(read[3..].iter().all(|v| v.is_nan())); // NaN, then the NaN fill value
+    // The codec metadata is written back as read.
+    let reopened = Array::open(store, "/").unwrap();
+    let written = serde_json::to_value(reopened.metadata()).unwrap();
+    assert_eq!(
+        written["codecs"][0],
+        json!({ "name": "scale_offset", "configuration": { "offset": 5, "scale": 0.5 } })
+    );
+}

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/python/setup_venv.sh
+# The checker that the reverse-direction test relies on must itself catch mismatches.
+.venv/bin/python scripts/python/selftest_check_zarrs_written.py
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets

@@ -17,19 +17,18 @@
 //!
 //! # Non-finite results
 //!
-//! zarr-python (numpy) lets a float overflow to infinity silently. The
-//! specification instead says that an unrepresentable intermediate or final
-//! value is an error, and this module follows the specification:
+//! The specification makes an unrepresentable value an error, but does not
+//! say whether a float result that overflows to infinity is one (infinity is
+//! a value of every IEEE type). zarr-python 3.4.2 follows numpy: the result
+//! becomes ±infinity (NaN for `inf - inf`), with no error, and decodes as
+//! such. This module does the same for every type that has infinity and NaN
+//! (`float16`, `bfloat16`, `float32`, `float64`, and the IEEE-style small
+//! floats `float8_e3m4`, `float8_e4m3`, `float8_e5m2`), so arrays round-trip
+//! between the two implementations. NaN and ±infinity inputs propagate.
 //!
-//! - a **finite** input whose result (or intermediate result) is ±infinity or
-//!   NaN is an error naming the element index and value;
-//! - **NaN and ±infinity inputs propagate** per IEEE 754 (NaN stays NaN, +inf
-//!   stays +inf for a positive scale, ...). This is how a NaN fill value passes
-//!   through the codec.
-//!
-//! A small-float result that [`MiniFloatFormat::round_from_f64`] reports as
-//! overflowing or not representable (e.g. a negative value in the unsigned
-//! `float8_e8m0fnu`) is an error too.
+//! For small floats without infinity or NaN ("fn", "fnuz", `float8_e8m0fnu`)
+//! such a result has no representation at all, and is an error naming the
+//! element, as is a negative value in the unsigned `float8_e8m0fnu`.
 //!
 //! # Zero scale
 //!
@@ -603,22 +602,11 @@ trait FloatArith:
     + std::ops::Div<Output = Self>
     + std::ops::Add<Output = Self>
 {
-    fn finite(self) -> bool;
 }
 
-impl FloatArith for f32 {
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-}
+impl FloatArith for f32 {}
 
-impl FloatArith for f64 {
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-}
+impl FloatArith for f64 {}
 
 fn float_kernel<T: FloatArith>(
     enc: bool,
@@ -629,15 +617,10 @@ fn float_kernel<T: FloatArith>(
     let (off, sc): (T, T) = (read(offset), read(scale));
     with_typed::<T>(bytes, |data| {
         if enc {
-            drive(data, |x| {
-                let r = (x - off) * sc;
-                (r, x.finite() & !r.finite())
-            })
+            // IEEE arithmetic: overflow gives ±infinity, as in zarr-python.
+            drive(data, |x| ((x - off) * sc, false))
         } else {
-            drive(data, |x| {
-                let r = x / sc + off;
-                (r, x.finite() & !r.finite())
-            })
+            drive(data, |x| (x / sc + off, false))
         }
     })
 }
@@ -668,8 +651,6 @@ trait HalfArith: bytemuck::Pod {
     fn round(values: &mut [f32], scratch: &mut [Self]);
     /// `dst[i]` = `src[i]` rounded to the nearest value of `Self`.
     fn narrow(src: &[f32], dst: &mut [Self]);
-    /// `true` unless infinite or NaN.
-    fn finite(self) -> bool;
 }
 
 /// `float16` uses the slice conversions of `half`, which use the hardware
@@ -687,10 +668,6 @@ impl HalfArith for f16 {
     #[inline(always)]
     fn narrow(src: &[f32], dst: &mut [Self]) {
         dst.convert_from_f32_slice(src);
-    }
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
     }
 }
 
@@ -717,10 +694,6 @@ impl HalfArith for bf16 {
             let quiet = if r.is_nan() { 0x0040 } else { 0 };
             *d = bf16::from_bits((r.to_bits() >> 16) as u16 | quiet);
         }
-    }
-    #[inline(always)]
-    fn finite(self) -> bool {
-        self.is_finite()
     }
 }
 
@@ -755,7 +728,7 @@ fn half_blocks<H: HalfArith, const ENC: bool>(
     let mut xs = [0f32; BLOCK];
     let mut ts = [0f32; BLOCK];
     let mut out = [H::zeroed(); BLOCK];
-    for (block_index, block) in data.chunks_mut(BLOCK).enumerate() {
+    for block in data.chunks_mut(BLOCK) {
         let n = block.len();
         let (xs, ts, out) = (&mut xs[..n], &mut ts[..n], &mut out[..n]);
         H::widen(block, xs);
@@ -766,19 +739,8 @@ fn half_blocks<H: HalfArith, const ENC: bool>(
         for t in ts.iter_mut() {
             *t = if ENC { *t * sc } else { *t + off };
         }
+        // IEEE arithmetic: overflow gives ±infinity, as in zarr-python.
         H::narrow(ts, out);
-        let mut bad = false;
-        for (&x, &r) in xs.iter().zip(out.iter()) {
-            bad |= x.is_finite() & !r.finite();
-        }
-        if bad {
-            let i = xs
-                .iter()
-                .zip(out.iter())
-                .position(|(&x, &r)| x.is_finite() & !r.finite())
-                .unwrap_or(0);
-            return Err(block_index * BLOCK + i);
-        }
         block.copy_from_slice(out);
     }
     Ok(())
@@ -788,12 +750,14 @@ fn half_blocks<H: HalfArith, const ENC: bool>(
 // Floats of at most 8 bits
 // ---------------------------------------------------------------------------
 
-/// Round `value` into `format` (nearest-even); `None` if it overflows or has no
-/// representation.
+/// Round `value` into `format` (nearest-even); an overflow becomes ±infinity
+/// where the format has it (IEEE, as for the other float types); `None` if
+/// the value has no representation.
 fn mini_round(format: MiniFloatFormat, value: f64) -> Option<u8> {
     match format.round_from_f64(value, RoundingMode::NearestEven) {
         MiniRound::Value(bits) => Some(bits),
-        MiniRound::Overflow { .. } | MiniRound::NotRepresentable => None,
+        MiniRound::Overflow { negative } => format.infinity_bits(negative),
+        MiniRound::NotRepresentable => None,
     }
 }
 
@@ -812,7 +776,7 @@ fn mini_step(
     let Some(r) = mini_round(format, second(format.to_f64(d))) else {
         return (bits, true);
     };
-    (r, x.is_finite() && !format.to_f64(r).is_finite())
+    (r, false)
 }
 
 // ---------------------------------------------------------------------------
@@ -1122,16 +1086,11 @@ mod tests {
         for (v, e) in values.iter().zip(&encoded) {
             assert_eq!(*e, f16::from_f32((v.to_f32() - 1.0) * 2.0));
         }
-        // 60000 * 2 overflows float16 (max 65504): element 1040 of the second block.
+        // 60000 * 2 = 120000 overflows float16 (max 65504) to +inf, as numpy does.
         let mut data = values.clone();
         data[1040] = f16::from_f32(60000.0);
-        let e = encode(&mut data, f16::from_f32(0.0), f16::from_f32(2.0)).unwrap_err();
-        assert_eq!(err_index(e.clone()), 1040);
-        assert!(
-            e.to_string()
-                .contains("(x - offset) * scale = 120000.0 overflows float16"),
-            "{e}"
-        );
+        encode(&mut data, f16::from_f32(0.0), f16::from_f32(2.0)).unwrap();
+        assert_eq!(data[1040], f16::INFINITY);
     }
 
     #[test]
@@ -1153,25 +1112,19 @@ mod tests {
     }
 
     #[test]
-    fn overflow_to_infinity_is_an_error() {
-        // 3e38 - (-1e38) = 4e38 > f32::MAX
+    fn overflow_to_infinity_follows_ieee() {
+        // 3e38 - (-1e38) = 4e38 > f32::MAX (3.4028e38): +inf, as zarr-python stores it.
         let mut data = [0.0f32, 3e38];
-        let e = encode(&mut data, -1e38, 1.0).unwrap_err();
-        assert_eq!(err_index(e.clone()), 1);
-        let message = e.to_string();
-        assert!(message.starts_with("element 1 = "), "{message}");
-        assert!(
-            message.contains(": x - offset = 3.99") && message.ends_with("e38 overflows float32"),
-            "{message}"
-        );
-        // 1e300 / 1e-10 overflows float64
+        encode(&mut data, -1e38, 1.0).unwrap();
+        assert_eq!(data, [1e38, f32::INFINITY]);
+        // 1e300 / 1e-10 = 1e310 > f64::MAX: +inf.
         let mut data = [1e300f64];
-        let e = decode(&mut data, 0.0, 1e-10).unwrap_err();
-        assert!(e.to_string().contains("x / scale overflows float64"), "{e}");
-        // NaN offset turns finite input into NaN
+        decode(&mut data, 0.0, 1e-10).unwrap();
+        assert_eq!(data, [f64::INFINITY]);
+        // A NaN offset turns finite input into NaN.
         let mut data = [1.0f64];
-        let e = encode(&mut data, f64::NAN, 2.0).unwrap_err();
-        assert!(e.to_string().contains("is NaN"), "{e}");
+        encode(&mut data, f64::NAN, 2.0).unwrap();
+        assert!(data[0].is_nan());
     }
 
     #[test]
@@ -1249,10 +1202,10 @@ mod tests {
         // Decode: 12 / 1.5 = 8; 8 + -1 = 7 (0x47).
         decode_bytes(ty, &mut b, &[0xbc], &[0x3e]).unwrap();
         assert_eq!(e5m2.to_f64(b[0]), 7.0);
-        // 57344 (0x7b, the largest finite) * 2 (0x40) overflows.
-        let e = encode_bytes(ty, &mut [0x00, 0x7b], &[], &[0x40]).unwrap_err();
-        assert_eq!(err_index(e.clone()), 1);
-        assert!(e.to_string().contains("overflows float8_e5m2"), "{e}");
+        // 57344 (0x7b, the largest finite) * 2 (0x40) overflows to +inf (0x7c).
+        let mut b = [0x00, 0x7b];
+        encode_bytes(ty, &mut b, &[], &[0x40]).unwrap();
+        assert_eq!(b, [0x00, 0x7c]);
         // NaN (0x7e) propagates, infinity (0x7c) too.
         let mut b = [0x7e, 0x7c];
         encode_bytes(ty, &mut b, &[0xbc], &[0x40]).unwrap();
@@ -1372,9 +1325,10 @@ mod tests {
 
     #[test]
     fn bfloat16_nan_and_overflow() {
+        // 3e38 * 2 = 6e38 > bfloat16 max (3.39e38): +inf.
         let mut data = [bf16::NAN, bf16::NEG_INFINITY, bf16::from_f32(3e38)];
-        let e = encode(&mut data, bf16::ZERO, bf16::from_f32(2.0)).unwrap_err();
-        assert_eq!(err_index(e), 2);
+        encode(&mut data, bf16::ZERO, bf16::from_f32(2.0)).unwrap();
+        assert_eq!(data[2], bf16::INFINITY);
         let mut data = [bf16::NAN, bf16::NEG_INFINITY, bf16::from_f32(-1.5)];
         encode(&mut data, bf16::ONE, bf16::from_f32(2.0)).unwrap();
         assert!(data[0].is_nan());

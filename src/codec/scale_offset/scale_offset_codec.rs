@@ -91,6 +91,30 @@ impl ScaleOffsetCodec {
 
     /// Parse `offset` and `scale` as native-endian elements of `data_type`
     /// (empty when absent, which the kernels read as the identity).
+    /// Encode the fill value; an error names the step and value that fail.
+    fn encode_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
+        let (offset, scale) = self.scalars(data_type)?;
+        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
+        if bytes.len() != data_type.size() {
+            return Err(CodecError::Other(format!(
+                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
+                bytes.len()
+            )));
+        }
+        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
+            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
+                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
+            )),
+            e => kernel_error(Direction::Encode, data_type, &e),
+        })?;
+        Ok(FillValue::new(bytes))
+    }
+
     fn scalars(&self, data_type: NumericType) -> Result<(Vec<u8>, Vec<u8>), CodecError> {
         let parse = |field: &str, value: Option<&serde_json::Value>| match value {
             None => Ok(Vec::new()),
@@ -233,27 +257,22 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         Ok(decoded_data_type.clone())
     }
 
+    /// The encoded fill value.
+    ///
+    /// zarrs 0.23.14 also calls this with a made-up all-zero fill value (in
+    /// `CodecChain::recommended_concurrency`), which need not be encodable
+    /// (`0 - 1000` in `uint16`), so a failure here yields zeros; the real fill
+    /// value is checked strictly by `encode`, `decode`, the partial decoder
+    /// and `validate_codecs`.
     fn encoded_fill_value(
         &self,
         decoded_data_type: &DataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
-        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
-        let (offset, scale) = self.scalars(data_type)?;
-        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
-        if bytes.len() != data_type.size() {
-            return Err(CodecError::Other(format!(
-                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
-                bytes.len()
-            )));
-        }
-        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
-            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
-                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
-            )),
-            e => kernel_error(Direction::Encode, data_type, &e),
-        })?;
-        Ok(FillValue::new(bytes))
+        let size = decoded_fill_value.as_ne_bytes().len();
+        Ok(self
+            .encode_fill_value(decoded_data_type, decoded_fill_value)
+            .unwrap_or_else(|_| FillValue::new(vec![0; size])))
     }
 
     fn encode<'a>(
@@ -261,9 +280,10 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.encode_fill_value(data_type, fill_value)?;
         self.apply_chunk(Direction::Encode, bytes, shape, data_type)
     }
 
@@ -272,9 +292,10 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.encode_fill_value(data_type, fill_value)?;
         self.apply_chunk(Direction::Decode, bytes, shape, data_type)
     }
 
@@ -283,10 +304,10 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         input_handle: Arc<dyn ArrayPartialDecoderTraits>,
         _shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
-        self.scalars(numeric_type(SCALE_OFFSET, data_type)?)?;
+        self.encode_fill_value(data_type, fill_value)?;
         Ok(Arc::new(ElementwisePartialDecoder::new(
             self,
             input_handle,
@@ -300,10 +321,10 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
         _shape: &[NonZeroU64],
         data_type: &DataType,
-        _fill_value: &FillValue,
+        fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
-        self.scalars(numeric_type(SCALE_OFFSET, data_type)?)?;
+        self.encode_fill_value(data_type, fill_value)?;
         Ok(Arc::new(ElementwisePartialDecoder::new(
             self,
             input_handle,

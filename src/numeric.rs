@@ -175,7 +175,9 @@ impl NumericType {
             a
         }
         match self {
-            Self::Int2 | Self::Int4 | Self::Int8 => Value::Int(i8::from_ne_bytes(arr(bytes)).into()),
+            Self::Int2 | Self::Int4 | Self::Int8 => {
+                Value::Int(i8::from_ne_bytes(arr(bytes)).into())
+            }
             Self::Int16 => Value::Int(i16::from_ne_bytes(arr(bytes)).into()),
             Self::Int32 => Value::Int(i32::from_ne_bytes(arr(bytes)).into()),
             Self::Int64 => Value::Int(i64::from_ne_bytes(arr(bytes)).into()),

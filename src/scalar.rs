@@ -40,7 +40,8 @@ fn numeric_string(s: &str) -> Option<&str> {
     let s = s.trim();
     let plausible = !s.is_empty()
         && s.bytes().any(|b| b.is_ascii_digit())
-        && s.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
     plausible.then_some(s)
 }
 
@@ -81,7 +82,10 @@ fn integral_f64(v: f64, json: &serde_json::Value, data_type: NumericType) -> Res
         #[allow(clippy::cast_possible_truncation)]
         Ok(v as i128)
     } else {
-        Err(format!("{} is not an integer value of {data_type}", show(json)))
+        Err(format!(
+            "{} is not an integer value of {data_type}",
+            show(json)
+        ))
     }
 }
 
@@ -90,7 +94,9 @@ fn integral_f64(v: f64, json: &serde_json::Value, data_type: NumericType) -> Res
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 pub fn int_bytes(value: i128, data_type: NumericType) -> Vec<u8> {
     match data_type {
-        NumericType::Int2 | NumericType::Int4 | NumericType::Int8 => (value as i8).to_ne_bytes().to_vec(),
+        NumericType::Int2 | NumericType::Int4 | NumericType::Int8 => {
+            (value as i8).to_ne_bytes().to_vec()
+        }
         NumericType::Int16 => (value as i16).to_ne_bytes().to_vec(),
         NumericType::Int32 => (value as i32).to_ne_bytes().to_vec(),
         NumericType::Int64 => (value as i64).to_ne_bytes().to_vec(),
@@ -121,7 +127,11 @@ fn parse_float(json: &serde_json::Value, data_type: NumericType) -> Result<Vec<u
     float_bytes(value, data_type).map_err(|reason| format!("{} {reason}", show(json)))
 }
 
-fn parse_hex(digits: &str, json: &serde_json::Value, data_type: NumericType) -> Result<Vec<u8>, String> {
+fn parse_hex(
+    digits: &str,
+    json: &serde_json::Value,
+    data_type: NumericType,
+) -> Result<Vec<u8>, String> {
     let size = data_type.size();
     let bits = (digits.len() == 2 * size)
         .then(|| u64::from_str_radix(digits, 16).ok())
@@ -173,13 +183,15 @@ pub fn float_bytes(value: f64, data_type: NumericType) -> Result<Vec<u8>, String
             }
             v.to_ne_bytes().to_vec()
         }
-        NumericType::Mini(format) => match format.round_from_f64(value, RoundingMode::NearestEven) {
-            MiniRound::Value(bits) => vec![bits],
-            MiniRound::Overflow { .. } => return Err(overflow()),
-            MiniRound::NotRepresentable => {
-                return Err(format!("has no representation in {data_type}"));
+        NumericType::Mini(format) => {
+            match format.round_from_f64(value, RoundingMode::NearestEven) {
+                MiniRound::Value(bits) => vec![bits],
+                MiniRound::Overflow { .. } => return Err(overflow()),
+                MiniRound::NotRepresentable => {
+                    return Err(format!("has no representation in {data_type}"));
+                }
             }
-        },
+        }
         _ => unreachable!("float_bytes called with an integer type"),
     };
     Ok(bytes)
@@ -221,7 +233,9 @@ mod tests {
 
     #[test]
     fn int_spellings_and_ranges() {
-        let u16_of = |j| parse_scalar(&j, NumericType::UInt16).map(|b| u16::from_ne_bytes(b.try_into().unwrap()));
+        let u16_of = |j| {
+            parse_scalar(&j, NumericType::UInt16).map(|b| u16::from_ne_bytes(b.try_into().unwrap()))
+        };
         assert_eq!(u16_of(json!(1000)).unwrap(), 1000);
         assert_eq!(u16_of(json!(1000.0)).unwrap(), 1000);
         assert_eq!(u16_of(json!("1000")).unwrap(), 1000);
@@ -232,7 +246,9 @@ mod tests {
         let i4 = |j| parse_scalar(&j, NumericType::Int4).map(|b| b[0] as i8);
         assert_eq!(i4(json!(-8)).unwrap(), -8);
         assert!(i4(json!(8)).is_err());
-        let u64_of = |j| parse_scalar(&j, NumericType::UInt64).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
+        let u64_of = |j| {
+            parse_scalar(&j, NumericType::UInt64).map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+        };
         assert_eq!(u64_of(json!(u64::MAX)).unwrap(), u64::MAX);
         assert_eq!(u64_of(json!("18446744073709551615")).unwrap(), u64::MAX);
     }

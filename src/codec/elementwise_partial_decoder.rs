@@ -6,11 +6,9 @@
 
 use std::sync::Arc;
 
-use zarrs::array::codec::api::{
-    ArrayBytes, ArrayPartialDecoderTraits, CodecError, CodecOptions,
-};
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
+use zarrs::array::codec::api::{ArrayBytes, ArrayPartialDecoderTraits, CodecError, CodecOptions};
 use zarrs::array::{DataType, Indexer};
 use zarrs::storage::StorageError;
 
@@ -34,7 +32,11 @@ pub(crate) struct ElementwisePartialDecoder<C, T: ?Sized> {
 impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
     /// Wrap `input_handle`, which yields encoded elements.
     pub(crate) fn new(codec: Arc<C>, input_handle: Arc<T>, decoded_data_type: DataType) -> Self {
-        Self { codec, input_handle, decoded_data_type }
+        Self {
+            codec,
+            input_handle,
+            decoded_data_type,
+        }
     }
 }
 

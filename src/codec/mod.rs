@@ -42,7 +42,10 @@ pub(crate) fn reject_unknown_keys(
                 codec,
                 key,
                 value,
-                format!("unknown configuration key (expected {})", expected.join(", ")),
+                format!(
+                    "unknown configuration key (expected {})",
+                    expected.join(", ")
+                ),
             ));
         }
     }

@@ -37,26 +37,47 @@ pub struct MiniFloatFormat {
 
 impl MiniFloatFormat {
     /// `float4_e2m1fn`
-    pub const FLOAT4_E2M1FN: Self = Self::new("float4_e2m1fn", 2, 1, 1, MiniFloatSpecials::FiniteOnly);
+    pub const FLOAT4_E2M1FN: Self =
+        Self::new("float4_e2m1fn", 2, 1, 1, MiniFloatSpecials::FiniteOnly);
     /// `float6_e2m3fn`
-    pub const FLOAT6_E2M3FN: Self = Self::new("float6_e2m3fn", 2, 3, 1, MiniFloatSpecials::FiniteOnly);
+    pub const FLOAT6_E2M3FN: Self =
+        Self::new("float6_e2m3fn", 2, 3, 1, MiniFloatSpecials::FiniteOnly);
     /// `float6_e3m2fn`
-    pub const FLOAT6_E3M2FN: Self = Self::new("float6_e3m2fn", 3, 2, 3, MiniFloatSpecials::FiniteOnly);
+    pub const FLOAT6_E3M2FN: Self =
+        Self::new("float6_e3m2fn", 3, 2, 3, MiniFloatSpecials::FiniteOnly);
     /// `float8_e3m4`
     pub const FLOAT8_E3M4: Self = Self::new("float8_e3m4", 3, 4, 3, MiniFloatSpecials::Ieee);
     /// `float8_e4m3`
     pub const FLOAT8_E4M3: Self = Self::new("float8_e4m3", 4, 3, 7, MiniFloatSpecials::Ieee);
     /// `float8_e4m3b11fnuz`
-    pub const FLOAT8_E4M3B11FNUZ: Self =
-        Self::new("float8_e4m3b11fnuz", 4, 3, 11, MiniFloatSpecials::FiniteUnsignedZero);
+    pub const FLOAT8_E4M3B11FNUZ: Self = Self::new(
+        "float8_e4m3b11fnuz",
+        4,
+        3,
+        11,
+        MiniFloatSpecials::FiniteUnsignedZero,
+    );
     /// `float8_e4m3fnuz`
-    pub const FLOAT8_E4M3FNUZ: Self = Self::new("float8_e4m3fnuz", 4, 3, 8, MiniFloatSpecials::FiniteUnsignedZero);
+    pub const FLOAT8_E4M3FNUZ: Self = Self::new(
+        "float8_e4m3fnuz",
+        4,
+        3,
+        8,
+        MiniFloatSpecials::FiniteUnsignedZero,
+    );
     /// `float8_e5m2`
     pub const FLOAT8_E5M2: Self = Self::new("float8_e5m2", 5, 2, 15, MiniFloatSpecials::Ieee);
     /// `float8_e5m2fnuz`
-    pub const FLOAT8_E5M2FNUZ: Self = Self::new("float8_e5m2fnuz", 5, 2, 16, MiniFloatSpecials::FiniteUnsignedZero);
+    pub const FLOAT8_E5M2FNUZ: Self = Self::new(
+        "float8_e5m2fnuz",
+        5,
+        2,
+        16,
+        MiniFloatSpecials::FiniteUnsignedZero,
+    );
     /// `float8_e8m0fnu`
-    pub const FLOAT8_E8M0FNU: Self = Self::new("float8_e8m0fnu", 8, 0, 127, MiniFloatSpecials::ExponentOnly);
+    pub const FLOAT8_E8M0FNU: Self =
+        Self::new("float8_e8m0fnu", 8, 0, 127, MiniFloatSpecials::ExponentOnly);
 
     const fn new(
         name: &'static str,
@@ -112,7 +133,11 @@ impl MiniFloatFormat {
                 return f64::NAN;
             }
             MiniFloatSpecials::Ieee if exponent == exp_mask => {
-                let v = if mantissa == 0 { f64::INFINITY } else { f64::NAN };
+                let v = if mantissa == 0 {
+                    f64::INFINITY
+                } else {
+                    f64::NAN
+                };
                 return if negative { -v } else { v };
             }
             _ => {}
@@ -122,7 +147,8 @@ impl MiniFloatFormat {
         let magnitude = if exponent == 0 {
             f64::from(mantissa) * pow2(1 - self.bias - mantissa_bits_i)
         } else {
-            f64::from(mantissa | (1 << self.mantissa_bits)) * pow2(exponent_i - self.bias - mantissa_bits_i)
+            f64::from(mantissa | (1 << self.mantissa_bits))
+                * pow2(exponent_i - self.bias - mantissa_bits_i)
         };
         if negative { -magnitude } else { magnitude }
     }
@@ -181,7 +207,10 @@ impl MiniFloatFormat {
     /// `true` if the format has a negative zero distinct from `+0` (IEEE and "fn").
     #[must_use]
     pub const fn has_negative_zero(&self) -> bool {
-        matches!(self.specials, MiniFloatSpecials::Ieee | MiniFloatSpecials::FiniteOnly)
+        matches!(
+            self.specials,
+            MiniFloatSpecials::Ieee | MiniFloatSpecials::FiniteOnly
+        )
     }
 
     /// Bits of the largest finite positive value, e.g. `0x77` (240) for
@@ -244,7 +273,11 @@ impl MiniFloatFormat {
         if let MiniFloatSpecials::Ieee = self.specials {
             let exp_mask = (1u32 << self.exponent_bits) - 1;
             let inf = (exp_mask << self.mantissa_bits) as u8;
-            Some(if negative { inf | self.sign_mask() } else { inf })
+            Some(if negative {
+                inf | self.sign_mask()
+            } else {
+                inf
+            })
         } else {
             None
         }
@@ -338,7 +371,11 @@ impl MagnitudeRounding {
             (0, sig, u64::MAX)
         } else {
             let shift = shift.unsigned_abs();
-            (sig >> shift, sig & ((1u64 << shift) - 1), 1u64 << (shift - 1))
+            (
+                sig >> shift,
+                sig & ((1u64 << shift) - 1),
+                1u64 << (shift - 1),
+            )
         };
         let round_up = match self {
             Self::Down => false,
@@ -481,7 +518,13 @@ mod tests {
         MiniFloatFormat::FLOAT8_E5M2FNUZ,
         MiniFloatFormat::FLOAT8_E8M0FNU,
     ];
-    const MODES: [RoundingMode; 5] = [NearestEven, TowardsZero, TowardsPositive, TowardsNegative, NearestAway];
+    const MODES: [RoundingMode; 5] = [
+        NearestEven,
+        TowardsZero,
+        TowardsPositive,
+        TowardsNegative,
+        NearestAway,
+    ];
 
     fn format(name: &str) -> MiniFloatFormat {
         *ALL.iter()
@@ -528,7 +571,11 @@ mod tests {
         assert!(golden_f64(&serde_json::json!(-0.0)).is_sign_negative());
         for (name, data) in formats {
             let f = format(name);
-            assert_eq!(data["bits"].as_u64().unwrap(), u64::from(f.bits()), "{name}");
+            assert_eq!(
+                data["bits"].as_u64().unwrap(),
+                u64::from(f.bits()),
+                "{name}"
+            );
             let decode = data["decode"].as_array().unwrap();
             assert_eq!(decode.len(), 256);
             let table = f.decode_table();
@@ -539,7 +586,10 @@ mod tests {
                     same(ours, expected),
                     "{name} 0x{b:02x}: ours {ours:e}, ml_dtypes {expected:e}"
                 );
-                assert!(same(f64::from(table[usize::from(b)]), ours), "{name} table 0x{b:02x}");
+                assert!(
+                    same(f64::from(table[usize::from(b)]), ours),
+                    "{name} table 0x{b:02x}"
+                );
             }
         }
     }
@@ -549,8 +599,22 @@ mod tests {
         // (format, max finite value, its bits, smallest positive value, nan bits, has inf)
         let cases: [(MiniFloatFormat, f64, u8, f64, Option<u8>, bool); 10] = [
             (MiniFloatFormat::FLOAT4_E2M1FN, 6.0, 0x07, 0.5, None, false),
-            (MiniFloatFormat::FLOAT6_E2M3FN, 7.5, 0x1f, 0.125, None, false),
-            (MiniFloatFormat::FLOAT6_E3M2FN, 28.0, 0x1f, 0.0625, None, false),
+            (
+                MiniFloatFormat::FLOAT6_E2M3FN,
+                7.5,
+                0x1f,
+                0.125,
+                None,
+                false,
+            ),
+            (
+                MiniFloatFormat::FLOAT6_E3M2FN,
+                28.0,
+                0x1f,
+                0.0625,
+                None,
+                false,
+            ),
             (
                 MiniFloatFormat::FLOAT8_E3M4,
                 15.5,
@@ -613,7 +677,11 @@ mod tests {
             assert_eq!(f.to_f64(max_bits), max, "{}", f.name);
             assert_eq!(f.nan_bits(), nan, "{}", f.name);
             assert_eq!(f.has_nan(), nan.is_some(), "{}", f.name);
-            assert!(f.nan_bits().is_none_or(|b| f.to_f64(b).is_nan()), "{}", f.name);
+            assert!(
+                f.nan_bits().is_none_or(|b| f.to_f64(b).is_nan()),
+                "{}",
+                f.name
+            );
             assert_eq!(f.has_infinity(), inf, "{}", f.name);
             assert_eq!(
                 f.infinity_bits(false).map(|b| f.to_f64(b)),
@@ -707,8 +775,12 @@ mod tests {
                         assert_eq!(negative, x < 0.0, "{what}");
                         // ml_dtypes: IEEE -> ±inf, fn -> saturate to ±max, fnuz / e8m0 -> NaN.
                         match f.specials {
-                            MiniFloatSpecials::Ieee => assert_eq!(ml_value, x.signum() * f64::INFINITY, "{what}"),
-                            MiniFloatSpecials::FiniteOnly => assert_eq!(ml_value, x.signum() * max, "{what}"),
+                            MiniFloatSpecials::Ieee => {
+                                assert_eq!(ml_value, x.signum() * f64::INFINITY, "{what}")
+                            }
+                            MiniFloatSpecials::FiniteOnly => {
+                                assert_eq!(ml_value, x.signum() * max, "{what}")
+                            }
                             _ => assert!(ml_value.is_nan(), "{what}"),
                         }
                     }
@@ -734,7 +806,10 @@ mod tests {
                 }
             }
             assert!(exact >= 140, "{name}: only {exact} byte-exact comparisons");
-            assert!(quirks <= 3, "{name}: {quirks} inputs in e8m0's lowest binade");
+            assert!(
+                quirks <= 3,
+                "{name}: {quirks} inputs in e8m0's lowest binade"
+            );
         }
     }
 
@@ -745,7 +820,9 @@ mod tests {
     /// of `round_from_f64`, written without any bit arithmetic.
     fn reference(f: &MiniFloatFormat, x: f64, mode: RoundingMode) -> MiniRound {
         if x.is_nan() {
-            return f.nan_bits().map_or(MiniRound::NotRepresentable, MiniRound::Value);
+            return f
+                .nan_bits()
+                .map_or(MiniRound::NotRepresentable, MiniRound::Value);
         }
         if x.is_infinite() {
             return f
@@ -769,7 +846,8 @@ mod tests {
             return MiniRound::Overflow { negative };
         }
         const OVER: u16 = 0x100;
-        let mut candidates: Vec<(f64, u16)> = values.iter().map(|&(v, b)| (v, u16::from(b))).collect();
+        let mut candidates: Vec<(f64, u16)> =
+            values.iter().map(|&(v, b)| (v, u16::from(b))).collect();
         candidates.push((above, OVER));
         let hi = candidates.iter().copied().find(|c| c.0 >= a).unwrap();
         let lo = candidates.iter().copied().rev().find(|c| c.0 <= a);
@@ -820,7 +898,10 @@ mod tests {
     fn minifloat_matches_brute_force_reference() {
         let mut rng = Rng(0x5eed);
         for f in ALL {
-            let finite: Vec<f64> = (0u8..=255).map(|b| f.to_f64(b)).filter(|v| v.is_finite()).collect();
+            let finite: Vec<f64> = (0u8..=255)
+                .map(|b| f.to_f64(b))
+                .filter(|v| v.is_finite())
+                .collect();
             let mut inputs = vec![
                 0.0,
                 -0.0,
@@ -847,7 +928,8 @@ mod tests {
             for _ in 0..2000 {
                 let r = rng.next();
                 let e = lo + (r % 4800) as f64 / 100.0;
-                let v = f64::from_bits((2f64.powf(e).to_bits() & !0xfffff) | (rng.next() & 0xfffff));
+                let v =
+                    f64::from_bits((2f64.powf(e).to_bits() & !0xfffff) | (rng.next() & 0xfffff));
                 inputs.push(if r >> 63 == 1 { -v } else { v });
             }
             for &x in &inputs {
@@ -928,13 +1010,25 @@ mod tests {
         let f = MiniFloatFormat::FLOAT8_E4M3; // S EEEE MMM, bias 7; 1.0 = 0 0111 000 = 0x38
         // 1 + 2^-4 is halfway between 1.0 (0x38) and 1.125 = 1 + 2^-3 (0x39).
         // Nearest-even keeps mantissa 000 (even); away / up go to 0x39.
-        assert_eq!(all_modes(f, 1.0625), [V(0x38), V(0x38), V(0x39), V(0x38), V(0x39)]);
+        assert_eq!(
+            all_modes(f, 1.0625),
+            [V(0x38), V(0x38), V(0x39), V(0x38), V(0x39)]
+        );
         // Negative mirror: towards-positive is now towards zero, towards-negative away.
-        assert_eq!(all_modes(f, -1.0625), [V(0xb8), V(0xb8), V(0xb8), V(0xb9), V(0xb9)]);
+        assert_eq!(
+            all_modes(f, -1.0625),
+            [V(0xb8), V(0xb8), V(0xb8), V(0xb9), V(0xb9)]
+        );
         // 1 + 3 * 2^-4 = 1.1875 is halfway between 1.125 (0x39, odd) and 1.25 (0x3a, even).
-        assert_eq!(all_modes(f, 1.1875), [V(0x3a), V(0x39), V(0x3a), V(0x39), V(0x3a)]);
+        assert_eq!(
+            all_modes(f, 1.1875),
+            [V(0x3a), V(0x39), V(0x3a), V(0x39), V(0x3a)]
+        );
         // Not a tie: 1.1 is below the midpoint 1.0625 + ... -> nearest 1.125 (0x39).
-        assert_eq!(all_modes(f, 1.1), [V(0x39), V(0x38), V(0x39), V(0x38), V(0x39)]);
+        assert_eq!(
+            all_modes(f, 1.1),
+            [V(0x39), V(0x38), V(0x39), V(0x38), V(0x39)]
+        );
         // Subnormals: spacing 2^(1-7-3) = 2^-9 (0x01). 2^-10 is halfway between 0 and 2^-9:
         // nearest-even gives 0 (even), away gives 0x01.
         assert_eq!(
@@ -957,13 +1051,25 @@ mod tests {
             [V(0x01), V(0x01), V(0x02), V(0x01), V(0x01)]
         );
         // Subnormal to normal: 2^-6 - 2^-10 is halfway between 7 * 2^-9 (0x07) and 2^-6 (0x08).
-        assert_eq!(f.round_from_f64(2f64.powi(-6) - 2f64.powi(-10), NearestEven), V(0x08));
+        assert_eq!(
+            f.round_from_f64(2f64.powi(-6) - 2f64.powi(-10), NearestEven),
+            V(0x08)
+        );
         // Max finite 240 = 1.875 * 2^7 (0x77); the next value above would be 256.
         // 241: towards-zero / -negative / nearest stay at 240, towards-positive overflows.
-        assert_eq!(all_modes(f, 241.0), [V(0x77), V(0x77), OVER_POS, V(0x77), V(0x77)]);
-        assert_eq!(all_modes(f, -241.0), [V(0xf7), V(0xf7), V(0xf7), OVER_NEG, V(0xf7)]);
+        assert_eq!(
+            all_modes(f, 241.0),
+            [V(0x77), V(0x77), OVER_POS, V(0x77), V(0x77)]
+        );
+        assert_eq!(
+            all_modes(f, -241.0),
+            [V(0xf7), V(0xf7), V(0xf7), OVER_NEG, V(0xf7)]
+        );
         // 248 is halfway between 240 (mantissa 111, odd) and 256: nearest modes overflow.
-        assert_eq!(all_modes(f, 248.0), [OVER_POS, V(0x77), OVER_POS, V(0x77), OVER_POS]);
+        assert_eq!(
+            all_modes(f, 248.0),
+            [OVER_POS, V(0x77), OVER_POS, V(0x77), OVER_POS]
+        );
         assert_eq!(f.round_from_f64(247.99, NearestEven), V(0x77));
         // 256 and beyond overflow in every mode (the range check comes after rounding).
         assert_eq!(all_modes(f, 256.0), [OVER_POS; 5]);
@@ -976,7 +1082,10 @@ mod tests {
         assert_eq!(all_modes(f, -0.0), [V(0x80); 5]);
         assert_eq!(all_modes(f, 0.0), [V(0x00); 5]);
         // The smallest f64 subnormal rounds to zero or 2^-9.
-        assert_eq!(all_modes(f, 5e-324), [V(0x00), V(0x00), V(0x01), V(0x00), V(0x00)]);
+        assert_eq!(
+            all_modes(f, 5e-324),
+            [V(0x00), V(0x00), V(0x01), V(0x00), V(0x00)]
+        );
     }
 
     #[test]
@@ -988,7 +1097,10 @@ mod tests {
             [V(0x30), V(0x30), V(0x31), V(0x30), V(0x31)]
         );
         // Max 15.5 = 1.9375 * 2^3 (0x6f); 15.75 is halfway to 16.
-        assert_eq!(all_modes(f, 15.75), [OVER_POS, V(0x6f), OVER_POS, V(0x6f), OVER_POS]);
+        assert_eq!(
+            all_modes(f, 15.75),
+            [OVER_POS, V(0x6f), OVER_POS, V(0x6f), OVER_POS]
+        );
         assert_eq!(all_modes(f, f64::NAN), [V(0x78); 5]);
         assert_eq!(all_modes(f, f64::NEG_INFINITY), [V(0xf0); 5]);
         // Smallest subnormal 2^(1-3-4) = 2^-6; 2^-7 is the tie with zero.
@@ -999,10 +1111,19 @@ mod tests {
 
         let f = MiniFloatFormat::FLOAT8_E5M2; // S EEEEE MM, bias 15; 1.0 = 0x3c
         // 1.125 is halfway between 1.0 (0x3c) and 1.25 (0x3d).
-        assert_eq!(all_modes(f, 1.125), [V(0x3c), V(0x3c), V(0x3d), V(0x3c), V(0x3d)]);
+        assert_eq!(
+            all_modes(f, 1.125),
+            [V(0x3c), V(0x3c), V(0x3d), V(0x3c), V(0x3d)]
+        );
         // Max 57344 = 1.75 * 2^15 (0x7b); 61440 is halfway to 65536.
-        assert_eq!(all_modes(f, 61440.0), [OVER_POS, V(0x7b), OVER_POS, V(0x7b), OVER_POS]);
-        assert_eq!(all_modes(f, -61439.0), [V(0xfb), V(0xfb), V(0xfb), OVER_NEG, V(0xfb)]);
+        assert_eq!(
+            all_modes(f, 61440.0),
+            [OVER_POS, V(0x7b), OVER_POS, V(0x7b), OVER_POS]
+        );
+        assert_eq!(
+            all_modes(f, -61439.0),
+            [V(0xfb), V(0xfb), V(0xfb), OVER_NEG, V(0xfb)]
+        );
         assert_eq!(all_modes(f, f64::NAN), [V(0x7e); 5]);
         assert_eq!(all_modes(f, f64::INFINITY), [V(0x7c); 5]);
     }
@@ -1010,7 +1131,10 @@ mod tests {
     #[test]
     fn minifloat_hand_worked_fnuz() {
         let f = MiniFloatFormat::FLOAT8_E4M3FNUZ; // S EEEE MMM, bias 8; 1.0 = 0 1000 000 = 0x40
-        assert_eq!(all_modes(f, 1.0625), [V(0x40), V(0x40), V(0x41), V(0x40), V(0x41)]);
+        assert_eq!(
+            all_modes(f, 1.0625),
+            [V(0x40), V(0x40), V(0x41), V(0x40), V(0x41)]
+        );
         // No -0: -0.0 and negatives that round to zero give 0x00.
         assert_eq!(all_modes(f, -0.0), [V(0x00); 5]);
         // Smallest subnormal 2^(1-8-3) = 2^-10; -2^-11 is the tie with zero.
@@ -1019,19 +1143,31 @@ mod tests {
             [V(0x00), V(0x00), V(0x00), V(0x81), V(0x81)]
         );
         // Max 240 = 1.875 * 2^7 (0x7f: the all-ones exponent is ordinary here).
-        assert_eq!(all_modes(f, 241.0), [V(0x7f), V(0x7f), OVER_POS, V(0x7f), V(0x7f)]);
-        assert_eq!(all_modes(f, -248.0), [OVER_NEG, V(0xff), V(0xff), OVER_NEG, OVER_NEG]);
+        assert_eq!(
+            all_modes(f, 241.0),
+            [V(0x7f), V(0x7f), OVER_POS, V(0x7f), V(0x7f)]
+        );
+        assert_eq!(
+            all_modes(f, -248.0),
+            [OVER_NEG, V(0xff), V(0xff), OVER_NEG, OVER_NEG]
+        );
         assert_eq!(all_modes(f, f64::NAN), [V(0x80); 5]);
         assert_eq!(all_modes(f, f64::INFINITY), [NR; 5]);
 
         let f = MiniFloatFormat::FLOAT8_E4M3B11FNUZ; // bias 11; 1.0 = 0 1011 000 = 0x58
         assert_eq!(f.round_from_f64(1.0, NearestEven), V(0x58));
         // Max 30 = 1.875 * 2^4 (0x7f); 31 is halfway to 32.
-        assert_eq!(all_modes(f, 31.0), [OVER_POS, V(0x7f), OVER_POS, V(0x7f), OVER_POS]);
+        assert_eq!(
+            all_modes(f, 31.0),
+            [OVER_POS, V(0x7f), OVER_POS, V(0x7f), OVER_POS]
+        );
         assert_eq!(all_modes(f, f64::NEG_INFINITY), [NR; 5]);
 
         let f = MiniFloatFormat::FLOAT8_E5M2FNUZ; // S EEEEE MM, bias 16; 1.0 = 0 10000 00 = 0x40
-        assert_eq!(all_modes(f, -1.125), [V(0xc0), V(0xc0), V(0xc0), V(0xc1), V(0xc1)]);
+        assert_eq!(
+            all_modes(f, -1.125),
+            [V(0xc0), V(0xc0), V(0xc0), V(0xc1), V(0xc1)]
+        );
         // Smallest subnormal 2^(1-16-2) = 2^-17: 1.5 * 2^-17 ties 0x01 (odd) / 0x02 (even).
         assert_eq!(
             all_modes(f, 1.5 * 2f64.powi(-17)),
@@ -1049,37 +1185,70 @@ mod tests {
         assert_eq!(all_modes(f, -5.0), [V(0xe), V(0xe), V(0xe), V(0xf), V(0xf)]);
         // 0.25 is halfway between 0 and the subnormal 0.5 (0x1); -0.25 keeps -0 (0x8).
         assert_eq!(all_modes(f, 0.25), [V(0x0), V(0x0), V(0x1), V(0x0), V(0x1)]);
-        assert_eq!(all_modes(f, -0.25), [V(0x8), V(0x8), V(0x8), V(0x9), V(0x9)]);
+        assert_eq!(
+            all_modes(f, -0.25),
+            [V(0x8), V(0x8), V(0x8), V(0x9), V(0x9)]
+        );
         // Max 6 (0x7, mantissa 1 = odd); 7 is halfway to 8: nearest overflows.
-        assert_eq!(all_modes(f, 7.0), [OVER_POS, V(0x7), OVER_POS, V(0x7), OVER_POS]);
-        assert_eq!(all_modes(f, 6.5), [V(0x7), V(0x7), OVER_POS, V(0x7), V(0x7)]);
+        assert_eq!(
+            all_modes(f, 7.0),
+            [OVER_POS, V(0x7), OVER_POS, V(0x7), OVER_POS]
+        );
+        assert_eq!(
+            all_modes(f, 6.5),
+            [V(0x7), V(0x7), OVER_POS, V(0x7), V(0x7)]
+        );
         assert_eq!(all_modes(f, f64::NAN), [NR; 5]);
         assert_eq!(all_modes(f, f64::INFINITY), [NR; 5]);
         assert_eq!(all_modes(f, -0.0), [V(0x8); 5]);
 
         let f = MiniFloatFormat::FLOAT6_E2M3FN; // S EE MMM, bias 1; 1.0 = 0 01 000 = 0x08
-        assert_eq!(all_modes(f, 1.0625), [V(0x08), V(0x08), V(0x09), V(0x08), V(0x09)]);
+        assert_eq!(
+            all_modes(f, 1.0625),
+            [V(0x08), V(0x08), V(0x09), V(0x08), V(0x09)]
+        );
         // Max 7.5 = 1.875 * 2^2 (0x1f); 7.75 is halfway to 8.
-        assert_eq!(all_modes(f, -7.75), [OVER_NEG, V(0x3f), V(0x3f), OVER_NEG, OVER_NEG]);
+        assert_eq!(
+            all_modes(f, -7.75),
+            [OVER_NEG, V(0x3f), V(0x3f), OVER_NEG, OVER_NEG]
+        );
         assert_eq!(all_modes(f, -0.0), [V(0x20); 5]);
 
         let f = MiniFloatFormat::FLOAT6_E3M2FN; // S EEE MM, bias 3; 1.0 = 0 011 00 = 0x0c
-        assert_eq!(all_modes(f, 1.125), [V(0x0c), V(0x0c), V(0x0d), V(0x0c), V(0x0d)]);
+        assert_eq!(
+            all_modes(f, 1.125),
+            [V(0x0c), V(0x0c), V(0x0d), V(0x0c), V(0x0d)]
+        );
         // Max 28 = 1.75 * 2^4 (0x1f); 30 is halfway to 32.
-        assert_eq!(all_modes(f, 30.0), [OVER_POS, V(0x1f), OVER_POS, V(0x1f), OVER_POS]);
+        assert_eq!(
+            all_modes(f, 30.0),
+            [OVER_POS, V(0x1f), OVER_POS, V(0x1f), OVER_POS]
+        );
         // Smallest subnormal 2^(1-3-2) = 0.0625; 0.03125 is the tie with zero.
-        assert_eq!(all_modes(f, 0.03125), [V(0x00), V(0x00), V(0x01), V(0x00), V(0x01)]);
+        assert_eq!(
+            all_modes(f, 0.03125),
+            [V(0x00), V(0x00), V(0x01), V(0x00), V(0x01)]
+        );
     }
 
     #[test]
     fn minifloat_hand_worked_e8m0() {
         let f = MiniFloatFormat::FLOAT8_E8M0FNU; // 2^(e - 127); 1.0 = 0x7f
         // 1.5 is halfway between 1 (0x7f) and 2 (0x80): ties go up (no even significand).
-        assert_eq!(all_modes(f, 1.5), [V(0x80), V(0x7f), V(0x80), V(0x7f), V(0x80)]);
+        assert_eq!(
+            all_modes(f, 1.5),
+            [V(0x80), V(0x7f), V(0x80), V(0x7f), V(0x80)]
+        );
         // 3 is halfway between 2 (0x80) and 4 (0x81): up again, not to the even field 0x80.
-        assert_eq!(all_modes(f, 3.0), [V(0x81), V(0x80), V(0x81), V(0x80), V(0x81)]);
+        assert_eq!(
+            all_modes(f, 3.0),
+            [V(0x81), V(0x80), V(0x81), V(0x80), V(0x81)]
+        );
         // 1.25 is nearer 1.
-        assert_eq!(all_modes(f, 1.25), [V(0x7f), V(0x7f), V(0x80), V(0x7f), V(0x7f)]);
+        assert_eq!(
+            all_modes(f, 1.25),
+            [V(0x7f), V(0x7f), V(0x80), V(0x7f), V(0x7f)]
+        );
         // Max 2^127 (0xfe); 1.5 * 2^127 is halfway to 2^128.
         assert_eq!(
             all_modes(f, 1.5 * 2f64.powi(127)),
@@ -1087,10 +1256,16 @@ mod tests {
         );
         // Min 2^-127 (0x00). Below it there is no value: round up to 0x00 or refuse.
         assert_eq!(all_modes(f, 2f64.powi(-127)), [V(0x00); 5]);
-        assert_eq!(all_modes(f, 2f64.powi(-128)), [V(0x00), NR, V(0x00), NR, V(0x00)]);
+        assert_eq!(
+            all_modes(f, 2f64.powi(-128)),
+            [V(0x00), NR, V(0x00), NR, V(0x00)]
+        );
         assert_eq!(all_modes(f, 5e-324), [V(0x00), NR, V(0x00), NR, V(0x00)]);
         // 1.5 * 2^-128 is halfway between 2^-128 (not representable) and 2^-127.
-        assert_eq!(f.round_from_f64(1.5 * 2f64.powi(-128), NearestEven), V(0x00));
+        assert_eq!(
+            f.round_from_f64(1.5 * 2f64.powi(-128), NearestEven),
+            V(0x00)
+        );
         // 1.1 * 2^-127 is nearer 2^-127 (0x00) than 2^-126 (0x01) (ml_dtypes says 0x01).
         assert_eq!(
             all_modes(f, 1.1 * 2f64.powi(-127)),

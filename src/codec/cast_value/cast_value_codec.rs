@@ -1,13 +1,13 @@
 use std::num::NonZeroU64;
 use std::sync::{Arc, RwLock};
 
-use zarrs::array::codec::api::{
-    ArrayBytes, ArrayCodecTraits, ArrayPartialDecoderTraits, ArrayToArrayCodecTraits,
-    CodecError, CodecMetadataOptions, CodecOptions, CodecTraits, PartialDecoderCapability,
-    PartialEncoderCapability, RecommendedConcurrency,
-};
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayCodecTraits, ArrayPartialDecoderTraits, ArrayToArrayCodecTraits, CodecError,
+    CodecMetadataOptions, CodecOptions, CodecTraits, PartialDecoderCapability,
+    PartialEncoderCapability, RecommendedConcurrency,
+};
 use zarrs::array::{DataType, FillValue};
 use zarrs::metadata::Configuration;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
@@ -16,7 +16,7 @@ use super::{CAST_VALUE, CastValueCodecConfiguration};
 use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
 };
-use crate::kernels::cast::{CastError, CastPlan};
+use crate::kernels::cast::{CastError, CastPlan, ScalarMapBytes};
 use crate::numeric::NumericType;
 use crate::scalar::parse_scalar;
 
@@ -60,7 +60,12 @@ impl CastValueCodec {
     /// If the configuration is invalid; the error names the field and value.
     pub fn new_with_json(configuration: &serde_json::Value) -> Result<Self, PluginCreateError> {
         let map = configuration.as_object().ok_or_else(|| {
-            config_error(CAST_VALUE, "configuration", configuration, "expected an object")
+            config_error(
+                CAST_VALUE,
+                "configuration",
+                configuration,
+                "expected an object",
+            )
         })?;
         Self::new_with_configuration(&CastValueCodecConfiguration::parse(&Configuration::from(
             map.clone(),
@@ -76,9 +81,12 @@ impl CastValueCodec {
     /// The encoding and decoding plans for `decoded` elements.
     fn plans(&self, decoded: &DataType) -> Result<Arc<Plans>, CodecError> {
         let source = numeric_type(CAST_VALUE, decoded)?;
-        if let Some((_, plans)) = self.plans.read().ok().and_then(|cache| {
-            cache.iter().find(|(t, _)| *t == source).cloned()
-        }) {
+        if let Some((_, plans)) = self
+            .plans
+            .read()
+            .ok()
+            .and_then(|cache| cache.iter().find(|(t, _)| *t == source).cloned())
+        {
             return Ok(plans);
         }
         let plans = Arc::new(self.build_plans(source)?);
@@ -97,7 +105,7 @@ impl CastValueCodec {
                        entries: Option<Vec<[serde_json::Value; 2]>>,
                        from: NumericType,
                        to: NumericType|
-         -> Result<Vec<(Vec<u8>, Vec<u8>)>, CodecError> {
+         -> Result<ScalarMapBytes, CodecError> {
             entries
                 .unwrap_or_default()
                 .iter()
@@ -107,7 +115,10 @@ impl CastValueCodec {
                             "{CAST_VALUE}: scalar_map.{direction} = [{input}, {output}]: {reason}"
                         ))
                     };
-                    Ok((parse_scalar(input, from).map_err(err)?, parse_scalar(output, to).map_err(err)?))
+                    Ok((
+                        parse_scalar(input, from).map_err(err)?,
+                        parse_scalar(output, to).map_err(err)?,
+                    ))
                 })
                 .collect()
         };
@@ -147,7 +158,9 @@ impl CastValueCodec {
         }
         let shown = source.read_value(fill);
         let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
-            CodecError::Other(format!("{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"))
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"
+            ))
         })?;
         let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
             CodecError::Other(format!(
@@ -156,7 +169,11 @@ impl CastValueCodec {
             ))
         })?;
         let round_trips = match (source.read_value(&decoded), shown) {
-            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b)) if a.is_nan() && b.is_nan() => true,
+            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b))
+                if a.is_nan() && b.is_nan() =>
+            {
+                true
+            }
             _ => decoded == fill,
         };
         if !round_trips {
@@ -208,11 +225,16 @@ impl CodecTraits for CastValueCodec {
 
     fn partial_decoder_capability(&self) -> PartialDecoderCapability {
         // Elementwise: a subset of the chunk decodes from the same subset.
-        PartialDecoderCapability { partial_read: true, partial_decode: true }
+        PartialDecoderCapability {
+            partial_read: true,
+            partial_decode: true,
+        }
     }
 
     fn partial_encoder_capability(&self) -> PartialEncoderCapability {
-        PartialEncoderCapability { partial_encode: false }
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
     }
 }
 
@@ -277,7 +299,12 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         let plans = self.plans(data_type)?;
         self.cast_fill_value(data_type, fill_value)?;
         let fixed = bytes.into_fixed()?;
-        check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.encode.source())?;
+        check_chunk_len(
+            CAST_VALUE,
+            &fixed,
+            shape.iter().map(|d| d.get()).product(),
+            plans.encode.source(),
+        )?;
         Self::cast(&plans.encode, ArrayBytes::from(fixed), "encode")
     }
 
@@ -292,7 +319,12 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         let plans = self.plans(data_type)?;
         self.cast_fill_value(data_type, fill_value)?;
         let fixed = bytes.into_fixed()?;
-        check_chunk_len(CAST_VALUE, &fixed, shape.iter().map(|d| d.get()).product(), plans.decode.source())?;
+        check_chunk_len(
+            CAST_VALUE,
+            &fixed,
+            shape.iter().map(|d| d.get()).product(),
+            plans.decode.source(),
+        )?;
         Self::cast(&plans.decode, ArrayBytes::from(fixed), "decode")
     }
 
@@ -305,7 +337,11 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         _options: &CodecOptions,
     ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
         self.cast_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
+        Ok(Arc::new(ElementwisePartialDecoder::new(
+            self,
+            input_handle,
+            data_type.clone(),
+        )))
     }
 
     #[cfg(feature = "async")]
@@ -318,6 +354,10 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         _options: &CodecOptions,
     ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
         self.cast_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(self, input_handle, data_type.clone())))
+        Ok(Arc::new(ElementwisePartialDecoder::new(
+            self,
+            input_handle,
+            data_type.clone(),
+        )))
     }
 }

@@ -64,11 +64,22 @@ impl CastValueCodecConfiguration {
         let field = |name: &str| configuration.get(name);
 
         let data_type_json = field("data_type").ok_or_else(|| {
-            config_error(CAST_VALUE, "data_type", "(missing)", "the field is required")
+            config_error(
+                CAST_VALUE,
+                "data_type",
+                "(missing)",
+                "the field is required",
+            )
         })?;
-        let data_type: MetadataV3 = serde_json::from_value(data_type_json.clone()).map_err(|e| {
-            config_error(CAST_VALUE, "data_type", data_type_json, format!("not data type metadata: {e}"))
-        })?;
+        let data_type: MetadataV3 =
+            serde_json::from_value(data_type_json.clone()).map_err(|e| {
+                config_error(
+                    CAST_VALUE,
+                    "data_type",
+                    data_type_json,
+                    format!("not data type metadata: {e}"),
+                )
+            })?;
         let target = target_numeric_type(&data_type, data_type_json)?;
 
         let rounding = field("rounding")
@@ -81,7 +92,12 @@ impl CastValueCodecConfiguration {
         let out_of_range = field("out_of_range")
             .map(|v| {
                 serde_json::from_value::<OutOfRangeMode>(v.clone()).map_err(|_| {
-                    config_error(CAST_VALUE, "out_of_range", v, "expected \"clamp\" or \"wrap\"")
+                    config_error(
+                        CAST_VALUE,
+                        "out_of_range",
+                        v,
+                        "expected \"clamp\" or \"wrap\"",
+                    )
                 })
             })
             .transpose()?;
@@ -98,7 +114,12 @@ impl CastValueCodecConfiguration {
             .map(|v| parse_scalar_map(v, target))
             .transpose()?;
 
-        Ok(Self { data_type, rounding, out_of_range, scalar_map })
+        Ok(Self {
+            data_type,
+            rounding,
+            out_of_range,
+            scalar_map,
+        })
     }
 
     /// The configuration as JSON, as it was read.
@@ -117,7 +138,12 @@ impl CastValueCodecConfiguration {
     pub fn target_type(&self) -> Result<(DataType, NumericType), PluginCreateError> {
         let data_type = DataType::from_metadata(&self.data_type)?;
         let numeric = NumericType::from_data_type(&data_type).ok_or_else(|| {
-            config_error(CAST_VALUE, "data_type", self.data_type.name(), "not an integer or floating-point type")
+            config_error(
+                CAST_VALUE,
+                "data_type",
+                self.data_type.name(),
+                "not an integer or floating-point type",
+            )
         })?;
         Ok((data_type, numeric))
     }
@@ -143,16 +169,23 @@ fn target_numeric_type(
 /// encoding (decode inputs, encode outputs). The other halves are in the
 /// array's data type, which only the codec chain knows; they are parsed when
 /// the codec first sees it.
-fn parse_scalar_map(json: &serde_json::Value, target: NumericType) -> Result<ScalarMap, PluginCreateError> {
+fn parse_scalar_map(
+    json: &serde_json::Value,
+    target: NumericType,
+) -> Result<ScalarMap, PluginCreateError> {
     let map: ScalarMap = serde_json::from_value(json.clone()).map_err(|e| {
         config_error(
             CAST_VALUE,
             "scalar_map",
             json,
-            format!("expected {{\"encode\": [[in, out], ...], \"decode\": [[in, out], ...]}} ({e})"),
+            format!(
+                "expected {{\"encode\": [[in, out], ...], \"decode\": [[in, out], ...]}} ({e})"
+            ),
         )
     })?;
-    for (direction, entries, target_index) in [("encode", &map.encode, 1), ("decode", &map.decode, 0)] {
+    for (direction, entries, target_index) in
+        [("encode", &map.encode, 1), ("decode", &map.decode, 0)]
+    {
         for entry in entries.iter().flatten() {
             let value = &entry[target_index];
             parse_scalar(value, target).map_err(|reason| {

@@ -79,9 +79,16 @@ inventory::submit! {
 impl CodecTraitsV3 for CastValueCodec {
     fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
         let configuration = metadata.configuration().ok_or_else(|| {
-            crate::codec::config_error(CAST_VALUE, "configuration", "(missing)", "`data_type` is required")
+            crate::codec::config_error(
+                CAST_VALUE,
+                "configuration",
+                "(missing)",
+                "`data_type` is required",
+            )
         })?;
         let configuration = CastValueCodecConfiguration::parse(configuration)?;
-        Ok(Codec::ArrayToArray(Arc::new(Self::new_with_configuration(&configuration)?)))
+        Ok(Codec::ArrayToArray(Arc::new(Self::new_with_configuration(
+            &configuration,
+        )?)))
     }
 }

@@ -123,7 +123,10 @@ fn float32_scale_written_as_string() {
         [0.5, 1.5, -0.25]
     );
     // (3e38 - 0.5) * 2 overflows float32 to +inf, as zarr-python (numpy) stores it.
-    assert_eq!(encode(&codec, &dt, &fv, &[3e38f32]).unwrap(), [f32::INFINITY]);
+    assert_eq!(
+        encode(&codec, &dt, &fv, &[3e38f32]).unwrap(),
+        [f32::INFINITY]
+    );
 }
 
 #[test]

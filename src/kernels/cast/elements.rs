@@ -191,7 +191,11 @@ impl FloatElem for f64 {
         f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, false))
     }
     fn infinity(negative: bool) -> Self {
-        if negative { f64::NEG_INFINITY } else { f64::INFINITY }
+        if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
     }
 }
 
@@ -230,7 +234,11 @@ impl FloatElem for f32 {
         f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, false))
     }
     fn infinity(negative: bool) -> Self {
-        if negative { f32::NEG_INFINITY } else { f32::INFINITY }
+        if negative {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        }
     }
 }
 
@@ -270,13 +278,22 @@ macro_rules! impl_half_float {
                 <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, false))
             }
             fn infinity(negative: bool) -> Self {
-                if negative { <$t>::NEG_INFINITY } else { <$t>::INFINITY }
+                if negative {
+                    <$t>::NEG_INFINITY
+                } else {
+                    <$t>::INFINITY
+                }
             }
         }
     };
 }
 impl_half_float!(f16, 11, 65536.0, -24);
-impl_half_float!(bf16, 8, 340_282_366_920_938_463_463_374_607_431_768_211_456.0, -133);
+impl_half_float!(
+    bf16,
+    8,
+    340_282_366_920_938_463_463_374_607_431_768_211_456.0,
+    -133
+);
 
 /// An integer element type (source or target); sub-byte types use `i8`/`u8`
 /// with a narrower range supplied at run time.

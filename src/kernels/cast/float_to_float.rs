@@ -24,7 +24,9 @@ pub(crate) fn float_to_float<S: FloatElem + MapKey, D: FloatElem>(
     out_of_range: Option<OutOfRangeMode>,
 ) -> Result<(), usize> {
     if widens::<S, D>() {
-        return run(src, dst, entries, |x| (x.widen().narrow_nearest::<D>(), false));
+        return run(src, dst, entries, |x| {
+            (x.widen().narrow_nearest::<D>(), false)
+        });
     }
     let clamp = out_of_range == Some(OutOfRangeMode::Clamp);
     with_rounding!(rounding, MODE => run(src, dst, entries, |x| narrow::<S::Wide, D, MODE>(x.widen(), clamp)))
@@ -42,25 +44,45 @@ pub(crate) fn narrow<W: WideFloat, D: FloatElem, const MODE: u8>(x: W, clamp: bo
         NEAREST_EVEN => nearest,
         TOWARDS_ZERO => {
             if near.abs() > exact.abs() {
-                if exact > 0.0 { nearest.next_down() } else { nearest.next_up() }
+                if exact > 0.0 {
+                    nearest.next_down()
+                } else {
+                    nearest.next_up()
+                }
             } else {
                 nearest
             }
         }
         TOWARDS_POSITIVE => {
-            if near < exact { nearest.next_up() } else { nearest }
+            if near < exact {
+                nearest.next_up()
+            } else {
+                nearest
+            }
         }
         TOWARDS_NEGATIVE => {
-            if near > exact { nearest.next_down() } else { nearest }
+            if near > exact {
+                nearest.next_down()
+            } else {
+                nearest
+            }
         }
         _ => {
             debug_assert_eq!(MODE, NEAREST_AWAY);
             // Nearest-away differs from nearest-even only on an exact tie,
             // where the midpoint of the two neighbours (exact in f64) is `x`.
             if near != exact && !nearest.is_infinite() {
-                let other = if exact > near { nearest.next_up() } else { nearest.next_down() };
+                let other = if exact > near {
+                    nearest.next_up()
+                } else {
+                    nearest.next_down()
+                };
                 let midpoint = (near + other.to_f64()) / 2.0;
-                if midpoint == exact && other.to_f64().abs() > near.abs() { other } else { nearest }
+                if midpoint == exact && other.to_f64().abs() > near.abs() {
+                    other
+                } else {
+                    nearest
+                }
             } else {
                 nearest
             }
@@ -72,7 +94,11 @@ pub(crate) fn narrow<W: WideFloat, D: FloatElem, const MODE: u8>(x: W, clamp: bo
     let overflow = x.is_finite()
         & (result.is_infinite() | (nearest.is_infinite() & (exact.abs() >= D::OVERFLOW_LIMIT)));
     if overflow {
-        if clamp { (D::infinity(exact < 0.0), false) } else { (result, true) }
+        if clamp {
+            (D::infinity(exact < 0.0), false)
+        } else {
+            (result, true)
+        }
     } else {
         (result, false)
     }

@@ -38,7 +38,9 @@ pub(crate) fn int_to_float<S: IntElem + MapKey, D: FloatElem>(
     let magnitude = if S::MAX > -S::MIN { S::MAX } else { -S::MIN };
     if magnitude <= 1i128 << D::PRECISION {
         // Every source value is exact in D (e.g. uint8 -> float64).
-        return run(src, dst, entries, |x| (D::from_f64_nearest(x.to_f64()), false));
+        return run(src, dst, entries, |x| {
+            (D::from_f64_nearest(x.to_f64()), false)
+        });
     }
     let clamp = out_of_range == Some(OutOfRangeMode::Clamp);
     with_rounding!(rounding, MODE => run(src, dst, entries, |x| round::<D, MODE>(x.to_i128(), clamp)))
@@ -67,10 +69,18 @@ fn round<D: FloatElem, const MODE: u8>(v: i128, clamp: bool) -> (D, bool) {
             }
         }
         TOWARDS_POSITIVE => {
-            if near < v { step_up } else { nearest }
+            if near < v {
+                step_up
+            } else {
+                nearest
+            }
         }
         TOWARDS_NEGATIVE => {
-            if near > v { step_down } else { nearest }
+            if near > v {
+                step_down
+            } else {
+                nearest
+            }
         }
         _ => {
             debug_assert_eq!(MODE, NEAREST_AWAY);
@@ -78,7 +88,11 @@ fn round<D: FloatElem, const MODE: u8>(v: i128, clamp: bool) -> (D, bool) {
                 let other = if v > near { step_up } else { step_down };
                 let other_v = other.to_f64() as i128;
                 let tie = !other.is_infinite() && 2 * v == near + other_v;
-                if tie && other_v.unsigned_abs() > near.unsigned_abs() { other } else { nearest }
+                if tie && other_v.unsigned_abs() > near.unsigned_abs() {
+                    other
+                } else {
+                    nearest
+                }
             } else {
                 nearest
             }
@@ -87,7 +101,11 @@ fn round<D: FloatElem, const MODE: u8>(v: i128, clamp: bool) -> (D, bool) {
     let overflow = result.is_infinite()
         | (nearest.is_infinite() & (v.unsigned_abs() as f64 >= D::OVERFLOW_LIMIT));
     if overflow {
-        if clamp { (D::infinity(v < 0), false) } else { (result, true) }
+        if clamp {
+            (D::infinity(v < 0), false)
+        } else {
+            (result, true)
+        }
     } else {
         (result, false)
     }

@@ -17,17 +17,17 @@ mod float_to_float;
 mod float_to_int;
 mod int_to_float;
 mod int_to_int;
-mod to_minifloat;
 #[cfg(test)]
 mod tests;
+mod to_minifloat;
 
 use std::borrow::Cow;
 
 use half::{bf16, f16};
 
-use driver::Entry;
 pub use crate::kernels::rounding::{OutOfRangeMode, RoundingMode};
 use crate::numeric::{NumericType, Value};
+use driver::Entry;
 
 /// The range and width of an integer target (sub-byte types included).
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +41,12 @@ pub(crate) struct IntTarget {
 impl IntTarget {
     fn of(data_type: NumericType) -> Self {
         let (lo, hi) = data_type.int_range().expect("integer type");
-        Self { lo, hi, bits: data_type.int_bits().expect("integer type"), signed: lo < 0 }
+        Self {
+            lo,
+            hi,
+            bits: data_type.int_bits().expect("integer type"),
+            signed: lo < 0,
+        }
     }
 }
 
@@ -104,6 +109,9 @@ pub struct CastError {
     pub failure: CastFailure,
 }
 
+/// `scalar_map` entries as `(input, output)` native-endian element bytes.
+pub type ScalarMapBytes = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// One direction of a `cast_value` codec, ready to run over chunks.
 #[derive(Clone, Debug)]
 pub struct CastPlan {
@@ -113,7 +121,7 @@ pub struct CastPlan {
     out_of_range: Option<OutOfRangeMode>,
     /// `scalar_map` entries as native-endian element bytes, first occurrence
     /// of each key only.
-    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    entries: ScalarMapBytes,
 }
 
 impl CastPlan {
@@ -127,16 +135,25 @@ impl CastPlan {
         target: NumericType,
         rounding: RoundingMode,
         out_of_range: Option<OutOfRangeMode>,
-        entries: Vec<(Vec<u8>, Vec<u8>)>,
+        entries: ScalarMapBytes,
     ) -> Self {
-        let mut unique: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(entries.len());
+        let mut unique: ScalarMapBytes = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let k = source.read_value(&key);
-            if !unique.iter().any(|(u, _)| same_key(source.read_value(u), k)) {
+            if !unique
+                .iter()
+                .any(|(u, _)| same_key(source.read_value(u), k))
+            {
                 unique.push((key, value));
             }
         }
-        Self { source, target, rounding, out_of_range, entries: unique }
+        Self {
+            source,
+            target,
+            rounding,
+            out_of_range,
+            entries: unique,
+        }
     }
 
     /// The source type.
@@ -160,7 +177,10 @@ impl CastPlan {
     /// # Panics
     /// If the buffer lengths do not hold the same number of elements.
     pub fn cast_bytes(&self, src: &[u8], dst: &mut [u8]) -> Result<(), CastError> {
-        assert_eq!(src.len() / self.source.size(), dst.len() / self.target.size());
+        assert_eq!(
+            src.len() / self.source.size(),
+            dst.len() / self.target.size()
+        );
         self.dispatch(src, dst).map_err(|index| {
             let value = self.source.read_value(&src[index * self.source.size()..]);
             let failure = match value {
@@ -262,15 +282,43 @@ impl CastPlan {
             };
         }
         match self.source {
-            T::Float16 => from_source!(f16, float_to_int, float_to_float, [rounding, oor], [rounding, oor]),
-            T::BFloat16 => from_source!(bf16, float_to_int, float_to_float, [rounding, oor], [rounding, oor]),
-            T::Float32 => from_source!(f32, float_to_int, float_to_float, [rounding, oor], [rounding, oor]),
-            T::Float64 => from_source!(f64, float_to_int, float_to_float, [rounding, oor], [rounding, oor]),
-            T::Int2 | T::Int4 | T::Int8 => from_source!(i8, int_to_int, int_to_float, [oor], [rounding, oor]),
+            T::Float16 => from_source!(
+                f16,
+                float_to_int,
+                float_to_float,
+                [rounding, oor],
+                [rounding, oor]
+            ),
+            T::BFloat16 => from_source!(
+                bf16,
+                float_to_int,
+                float_to_float,
+                [rounding, oor],
+                [rounding, oor]
+            ),
+            T::Float32 => from_source!(
+                f32,
+                float_to_int,
+                float_to_float,
+                [rounding, oor],
+                [rounding, oor]
+            ),
+            T::Float64 => from_source!(
+                f64,
+                float_to_int,
+                float_to_float,
+                [rounding, oor],
+                [rounding, oor]
+            ),
+            T::Int2 | T::Int4 | T::Int8 => {
+                from_source!(i8, int_to_int, int_to_float, [oor], [rounding, oor])
+            }
             T::Int16 => from_source!(i16, int_to_int, int_to_float, [oor], [rounding, oor]),
             T::Int32 => from_source!(i32, int_to_int, int_to_float, [oor], [rounding, oor]),
             T::Int64 => from_source!(i64, int_to_int, int_to_float, [oor], [rounding, oor]),
-            T::UInt2 | T::UInt4 | T::UInt8 => from_source!(u8, int_to_int, int_to_float, [oor], [rounding, oor]),
+            T::UInt2 | T::UInt4 | T::UInt8 => {
+                from_source!(u8, int_to_int, int_to_float, [oor], [rounding, oor])
+            }
             T::UInt16 => from_source!(u16, int_to_int, int_to_float, [oor], [rounding, oor]),
             T::UInt32 => from_source!(u32, int_to_int, int_to_float, [oor], [rounding, oor]),
             T::UInt64 => from_source!(u64, int_to_int, int_to_float, [oor], [rounding, oor]),

@@ -39,7 +39,9 @@ pub(crate) fn from_float<S: FloatElem + MapKey>(
     rounding: RoundingMode,
     out_of_range: Option<OutOfRangeMode>,
 ) -> Result<(), usize> {
-    run_fallible(src, dst, entries, |x| round(x.to_f64(), format, rounding, out_of_range))
+    run_fallible(src, dst, entries, |x| {
+        round(x.to_f64(), format, rounding, out_of_range)
+    })
 }
 
 /// Convert integers to a small float type.
@@ -52,6 +54,11 @@ pub(crate) fn from_int<S: IntElem + MapKey>(
     out_of_range: Option<OutOfRangeMode>,
 ) -> Result<(), usize> {
     run_fallible(src, dst, entries, |x| {
-        round(i128_to_f64_round_to_odd(x.to_i128()), format, rounding, out_of_range)
+        round(
+            i128_to_f64_round_to_odd(x.to_i128()),
+            format,
+            rounding,
+            out_of_range,
+        )
     })
 }

@@ -30,7 +30,9 @@
 pub mod codec;
 pub mod kernels;
 pub mod numeric;
+mod overrides;
 pub mod scalar;
 mod validate;
 
+pub use overrides::register_overrides;
 pub use validate::{OpenArrayError, open_array, validate_codecs};

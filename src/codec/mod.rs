@@ -4,17 +4,22 @@
 //! metadata: `<codec>: <field> = <value>: <reason>` for configuration, and
 //! `<codec>: <data type> ...` for data-type problems.
 
+pub mod bytes;
 pub mod cast_value;
 mod elementwise_partial_decoder;
+pub mod packbits;
 pub mod scale_offset;
+pub mod transpose;
+pub mod vlen;
 
 pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwisePartialDecoder};
 
 use std::fmt::Display;
 
 use zarrs::array::DataType;
-use zarrs::array::codec::api::CodecError;
+use zarrs::array::codec::api::{Codec, CodecError};
 use zarrs::metadata::Configuration;
+use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::PluginCreateError;
 
 use crate::numeric::NumericType;
@@ -77,4 +82,15 @@ pub(crate) fn check_chunk_len(
         )));
     }
     Ok(())
+}
+
+/// A codec installed over a zarrs built-in of the same name by
+/// [`register_overrides`](crate::register_overrides), never through
+/// `inventory` (two `inventory` plugins for one name race).
+#[derive(Clone, Copy)]
+pub(crate) struct Override {
+    /// The names (and aliases) the codec answers to.
+    pub names: &'static [&'static str],
+    /// Create the codec from its metadata.
+    pub create: fn(&MetadataV3) -> Result<Codec, PluginCreateError>,
 }

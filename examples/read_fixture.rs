@@ -12,8 +12,11 @@ use zarrs::filesystem::FilesystemStore;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/zarr-python/sharded_so_cv_f64_u8_nan.zarr")
-            .to_string()
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/zarr-python/sharded_so_cv_f64_u8_nan.zarr"
+        )
+        .to_string()
     });
     let store = Arc::new(FilesystemStore::new(&path)?);
     // Opens the array and runs the codecs' data-type checks (fill value etc.).
@@ -50,14 +53,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let finite: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
     let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
     let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    println!("elements   {} ({} NaN)", values.len(), values.len() - finite.len());
+    println!(
+        "elements   {} ({} NaN)",
+        values.len(),
+        values.len() - finite.len()
+    );
     println!("min / max  {min} / {max}");
 
     let corner = ArraySubset::new_with_start_shape(vec![0, 0], vec![3, 6])?;
     let first: Vec<f64> = array.retrieve_array_subset(&corner)?;
     println!("values [0..3, 0..6]:");
     for row in first.chunks(6) {
-        println!("  {}", row.iter().map(|v| format!("{v:8.1}")).collect::<Vec<_>>().join(" "));
+        println!(
+            "  {}",
+            row.iter()
+                .map(|v| format!("{v:8.1}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
     }
     Ok(())
 }

@@ -49,7 +49,7 @@ pub fn register_overrides() {
                 let (names, create) = (o.names, o.create);
                 register_codec_v3(CodecRuntimePluginV3::new(
                     move |name| names.contains(&name),
-                    move |metadata| create(metadata),
+                    create,
                 ))
             })
             .collect()

@@ -20,7 +20,9 @@ fn open(path: &std::path::Path) -> Array<FilesystemStore> {
 }
 
 fn read(array: &Array<FilesystemStore>, subset: &ArraySubset) -> Result<Vec<u8>, String> {
-    let bytes: ArrayBytes<'static> = array.retrieve_array_subset(subset).map_err(|e| e.to_string())?;
+    let bytes: ArrayBytes<'static> = array
+        .retrieve_array_subset(subset)
+        .map_err(|e| e.to_string())?;
     Ok(bytes.into_fixed().map_err(|e| e.to_string())?.into_owned())
 }
 
@@ -44,20 +46,37 @@ fn whole_arrays_and_subsets_match_zarr_python() {
         for subset in fixture.meta["subsets"].as_array().into_iter().flatten() {
             let (start, sub_shape) = (u64s(&subset["start"]), u64s(&subset["shape"]));
             let subset_expected = slice(&expected, &shape, &start, &sub_shape, data_type.size());
-            let array_subset = ArraySubset::new_with_start_shape(start.clone(), sub_shape.clone()).unwrap();
+            let array_subset =
+                ArraySubset::new_with_start_shape(start.clone(), sub_shape.clone()).unwrap();
             match read(&array, &array_subset) {
                 Ok(actual) => {
                     if let Err(e) = compare(data_type, &actual, &subset_expected) {
-                        failures.push(format!("{}: subset {start:?}+{sub_shape:?}: {e}", fixture.name));
+                        failures.push(format!(
+                            "{}: subset {start:?}+{sub_shape:?}: {e}",
+                            fixture.name
+                        ));
                     }
                 }
-                Err(e) => failures.push(format!("{}: subset {start:?}+{sub_shape:?}: {e}", fixture.name)),
+                Err(e) => failures.push(format!(
+                    "{}: subset {start:?}+{sub_shape:?}: {e}",
+                    fixture.name
+                )),
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures differ:\n{}", failures.len(), all.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
     if std::env::var("FIXTURE_FILTER").is_err() {
-        assert!(all.len() >= 20, "expected the full fixture set, found {}", all.len());
+        assert!(
+            all.len() >= 20,
+            "expected the full fixture set, found {}",
+            all.len()
+        );
     }
 }
 
@@ -66,9 +85,15 @@ fn whole_arrays_and_subsets_match_zarr_python() {
 #[test]
 fn undecodable_chunks_are_errors() {
     let dir = zarr_python_fixtures().join("decode_errors");
-    for (name, codec) in [("so_nonexact_division", "scale_offset"), ("cv_u64_f16_clamp_inf", "cast_value")] {
+    for (name, codec) in [
+        ("so_nonexact_division", "scale_offset"),
+        ("cv_u64_f16_clamp_inf", "cast_value"),
+    ] {
         let array = open(&dir.join(format!("{name}.zarr")));
         let error = read(&array, &array.subset_all()).expect_err(name);
-        assert!(error.contains(codec), "{name}: error does not name {codec}: {error}");
+        assert!(
+            error.contains(codec),
+            "{name}: error does not name {codec}: {error}"
+        );
     }
 }

@@ -59,7 +59,8 @@ fn zarr_python_reads_what_zarrs_writes() {
     for fixture in &all {
         write_with_zarrs(fixture, dir.path());
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/python/check_zarrs_written.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/python/check_zarrs_written.py");
     // zarrs lays out the inner chunks of a shard in its own order; the
     // checker still requires every inner chunk to be byte-identical.
     let output = Command::new(&python)

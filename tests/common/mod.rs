@@ -42,7 +42,12 @@ pub fn fixtures(dir: &Path) -> Vec<Fixture> {
             )
             .unwrap();
             let expected = std::fs::read(dir.join(format!("{name}.expected.bin"))).unwrap();
-            Fixture { store: dir.join(format!("{name}.zarr")), name, meta, expected }
+            Fixture {
+                store: dir.join(format!("{name}.zarr")),
+                name,
+                meta,
+                expected,
+            }
         })
         .collect()
 }
@@ -61,9 +66,17 @@ pub fn le_to_ne(bytes: &[u8], size: usize) -> Vec<u8> {
 pub fn compare(data_type: NumericType, actual: &[u8], expected: &[u8]) -> Result<(), String> {
     let size = data_type.size();
     if actual.len() != expected.len() {
-        return Err(format!("{} bytes, expected {}", actual.len(), expected.len()));
+        return Err(format!(
+            "{} bytes, expected {}",
+            actual.len(),
+            expected.len()
+        ));
     }
-    for (i, (a, e)) in actual.chunks_exact(size).zip(expected.chunks_exact(size)).enumerate() {
+    for (i, (a, e)) in actual
+        .chunks_exact(size)
+        .zip(expected.chunks_exact(size))
+        .enumerate()
+    {
         if a == e {
             continue;
         }
@@ -73,14 +86,22 @@ pub fn compare(data_type: NumericType, actual: &[u8], expected: &[u8]) -> Result
             zarrs_extension_codecs::numeric::Value::Float(y)
         ) if x.is_nan() && y.is_nan());
         if !both_nan {
-            return Err(format!("element {i}: got {va} ({a:02x?}), expected {ve} ({e:02x?})"));
+            return Err(format!(
+                "element {i}: got {va} ({a:02x?}), expected {ve} ({e:02x?})"
+            ));
         }
     }
     Ok(())
 }
 
 /// The C-order subset `start`/`shape` of an array of `array_shape` elements of `size` bytes.
-pub fn slice(bytes: &[u8], array_shape: &[u64], start: &[u64], shape: &[u64], size: usize) -> Vec<u8> {
+pub fn slice(
+    bytes: &[u8],
+    array_shape: &[u64],
+    start: &[u64],
+    shape: &[u64],
+    size: usize,
+) -> Vec<u8> {
     let mut out = Vec::new();
     let n: u64 = shape.iter().product();
     let mut index = vec![0u64; shape.len()];
@@ -104,5 +125,9 @@ pub fn slice(bytes: &[u8], array_shape: &[u64], start: &[u64], shape: &[u64], si
 
 /// `[u64]` from a JSON array.
 pub fn u64s(json: &serde_json::Value) -> Vec<u64> {
-    json.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect()
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
 }

@@ -57,11 +57,21 @@ pub(crate) fn reject_unknown_keys(
     Ok(())
 }
 
+/// The Zarr V3 name of a data type, for messages (zarrs' `Display` adds the
+/// V2 name too).
+pub(crate) fn data_type_name(data_type: &DataType) -> String {
+    use zarrs::plugin::{ExtensionName, ZarrVersion};
+    data_type
+        .name(ZarrVersion::V3)
+        .map_or_else(|| data_type.to_string(), |name| name.into_owned())
+}
+
 /// The [`NumericType`] of `data_type`, or an error naming the codec.
 pub(crate) fn numeric_type(codec: &str, data_type: &DataType) -> Result<NumericType, CodecError> {
     NumericType::from_data_type(data_type).ok_or_else(|| {
         CodecError::Other(format!(
-            "{codec}: data type {data_type} is not supported (only integer and floating-point types are)"
+            "{codec}: data type {} is not supported (only integer and floating-point types are)",
+            data_type_name(data_type)
         ))
     })
 }

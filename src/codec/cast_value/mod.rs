@@ -56,6 +56,8 @@
 
 mod cast_value_codec;
 mod cast_value_configuration;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 

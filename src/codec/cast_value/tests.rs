@@ -1,0 +1,306 @@
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use serde_json::json;
+use zarrs::array::codec::BytesCodec;
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, Codec, CodecMetadataOptions,
+    CodecOptions, CodecTraits,
+};
+use zarrs::array::{ArraySubset, DataType, FillValue, data_type};
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::plugin::ZarrVersion;
+
+use super::CastValueCodec;
+
+/// Create through the zarrs plugin registry, as `Array::open` does.
+fn create(configuration: serde_json::Value) -> Result<Arc<dyn ArrayToArrayCodecTraits>, String> {
+    let metadata: MetadataV3 =
+        serde_json::from_value(json!({ "name": "cast_value", "configuration": configuration }))
+            .unwrap();
+    match Codec::from_metadata(&metadata).map_err(|e| e.to_string())? {
+        Codec::ArrayToArray(codec) => Ok(codec),
+        _ => panic!("cast_value is an array to array codec"),
+    }
+}
+
+fn shape(n: usize) -> Vec<NonZeroU64> {
+    vec![NonZeroU64::new(n as u64).unwrap()]
+}
+
+fn encode(
+    codec: &dyn ArrayToArrayCodecTraits,
+    data_type: &DataType,
+    fill_value: &FillValue,
+    bytes: Vec<u8>,
+    n: usize,
+) -> Result<Vec<u8>, String> {
+    codec
+        .encode(
+            ArrayBytes::from(bytes),
+            &shape(n),
+            data_type,
+            fill_value,
+            &CodecOptions::default(),
+        )
+        .map(|b| b.into_fixed().unwrap().into_owned())
+        .map_err(|e| e.to_string())
+}
+
+fn f64_bytes(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_ne_bytes()).collect()
+}
+
+fn u8_map_codec() -> Arc<dyn ArrayToArrayCodecTraits> {
+    create(json!({
+        "data_type": "uint8",
+        "rounding": "nearest-even",
+        "scalar_map": { "encode": [["NaN", 0]], "decode": [[0, "NaN"]] }
+    }))
+    .unwrap()
+}
+
+#[test]
+fn registered_and_round_trips_the_spec_example() {
+    let codec = u8_map_codec();
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    assert_eq!(codec.encoded_data_type(&dt).unwrap(), data_type::uint8());
+    // NaN -> 0 by the map; 2.5 -> 2 (ties to even); 254.5 -> 254; 1 -> 1.
+    let encoded = encode(
+        &*codec,
+        &dt,
+        &fv,
+        f64_bytes(&[f64::NAN, 2.5, 254.5, 1.0]),
+        4,
+    )
+    .unwrap();
+    assert_eq!(encoded, [0, 2, 254, 1]);
+    let decoded = codec
+        .decode(
+            ArrayBytes::from(encoded),
+            &shape(4),
+            &dt,
+            &fv,
+            &CodecOptions::default(),
+        )
+        .unwrap()
+        .into_fixed()
+        .unwrap()
+        .into_owned();
+    let decoded: Vec<f64> = decoded
+        .chunks_exact(8)
+        .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    assert!(decoded[0].is_nan());
+    assert_eq!(&decoded[1..], &[2.0, 254.0, 1.0]);
+    // The NaN fill value encodes to 0, through the map.
+    assert_eq!(
+        codec.encoded_fill_value(&dt, &fv).unwrap().as_ne_bytes(),
+        &[0]
+    );
+}
+
+#[test]
+fn configuration_errors_name_codec_field_and_value() {
+    let cases = [
+        (
+            json!({ "data_type": "uint8", "colour": 1 }),
+            "cast_value: colour = 1: unknown configuration key",
+        ),
+        (json!({}), "cast_value: data_type = (missing)"),
+        (
+            json!({ "data_type": "bool" }),
+            "cast_value: data_type = \"bool\"",
+        ),
+        (
+            json!({ "data_type": "nonsense" }),
+            "cast_value: data_type = \"nonsense\"",
+        ),
+        (
+            json!({ "data_type": "uint8", "rounding": "up" }),
+            "cast_value: rounding = \"up\"",
+        ),
+        (
+            json!({ "data_type": "uint8", "rounding": 3 }),
+            "cast_value: rounding = 3",
+        ),
+        (
+            json!({ "data_type": "uint8", "out_of_range": "saturate" }),
+            "cast_value: out_of_range = \"saturate\"",
+        ),
+        (
+            json!({ "data_type": "float32", "out_of_range": "wrap" }),
+            "cast_value: out_of_range = \"wrap\": wrap is only defined for integer data types, not float32",
+        ),
+        // 256 is not a uint8: a decode key is written in the target's encoding.
+        (
+            json!({ "data_type": "uint8", "scalar_map": { "decode": [[256, 0]] } }),
+            "cast_value: scalar_map.decode = [256,0]: 256 is out of the range [0, 255] of uint8",
+        ),
+        // "NaN" is not a uint8 either: an encode value is in the target's encoding.
+        (
+            json!({ "data_type": "uint8", "scalar_map": { "encode": [[0, "NaN"]] } }),
+            "cast_value: scalar_map.encode = [0,\"NaN\"]",
+        ),
+        (
+            json!({ "data_type": "uint8", "scalar_map": { "encode": [[0]] } }),
+            "cast_value: scalar_map = ",
+        ),
+        (
+            json!({ "data_type": "uint8", "scalar_map": { "both": [] } }),
+            "cast_value: scalar_map = ",
+        ),
+        (
+            json!({ "data_type": "uint8", "scalar_map": { "encode": [[[1], 0]] } }),
+            "cast_value: scalar_map.encode = [[1],0]: [1] is not a scalar",
+        ),
+    ];
+    for (configuration, expected) in cases {
+        let error = create(configuration.clone()).expect_err(&configuration.to_string());
+        assert!(error.starts_with(expected), "{configuration}: {error}");
+    }
+    // A missing configuration.
+    let metadata: MetadataV3 = serde_json::from_value(json!({ "name": "cast_value" })).unwrap();
+    assert!(Codec::from_metadata(&metadata).is_err());
+}
+
+#[test]
+fn data_type_errors_when_the_type_is_seen() {
+    let codec = create(json!({ "data_type": "int16" })).unwrap();
+    let error = codec
+        .encoded_data_type(&data_type::complex64())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("cast_value: data type complex64 is not supported"),
+        "{error}"
+    );
+    // An encode key written in the array's type is checked against that type.
+    let codec =
+        create(json!({ "data_type": "int16", "scalar_map": { "encode": [[300, 0]] } })).unwrap();
+    let error = codec
+        .encoded_data_type(&data_type::uint8())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("cast_value: scalar_map.encode = [300, 0]: 300 is out of the range"),
+        "{error}"
+    );
+}
+
+#[test]
+fn fill_value_must_survive_encode_then_decode() {
+    let codec = create(json!({ "data_type": "uint8" })).unwrap();
+    let dt = data_type::float64();
+    let check = |fill: f64| -> Result<Vec<u8>, String> {
+        let fv = FillValue::from(fill);
+        encode(&*codec, &dt, &fv, f64_bytes(&[1.0]), 1)
+    };
+    // 0.5 rounds to 0 (ties to even) and decodes as 0.0: not the fill value.
+    let error = check(0.5).unwrap_err();
+    assert!(
+        error.contains("fill value 0.5 does not survive encode then decode (0.5 -> 0 -> 0.0)"),
+        "{error}"
+    );
+    // NaN has no uint8 value and there is no map.
+    let error = check(f64::NAN).unwrap_err();
+    assert!(
+        error.contains("fill value NaN cannot be encoded"),
+        "{error}"
+    );
+    // 3.0 is exact.
+    assert_eq!(check(3.0).unwrap(), [1]);
+    // zarrs 0.23.14 passes a made-up zero fill value in
+    // `recommended_concurrency`; that must not fail even if it cannot be cast.
+    let codec =
+        create(json!({ "data_type": "uint8", "scalar_map": { "decode": [[0, 5]] } })).unwrap();
+    assert!(
+        codec
+            .encoded_fill_value(&data_type::int8(), &FillValue::from(0i8))
+            .is_ok()
+    );
+}
+
+#[test]
+fn element_errors_name_the_element() {
+    let codec = create(json!({ "data_type": "int8" })).unwrap();
+    let (dt, fv) = (data_type::float32(), FillValue::from(0f32));
+    let src: Vec<u8> = [1.0f32, 200.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let error = encode(&*codec, &dt, &fv, src, 2).unwrap_err();
+    assert_eq!(
+        error,
+        "cast_value: encode: element 1 (200.0) of float32 is out of the range of int8"
+    );
+}
+
+#[test]
+fn wrong_chunk_length_is_an_error() {
+    let codec = u8_map_codec();
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    let error = encode(&*codec, &dt, &fv, vec![0; 12], 2).unwrap_err();
+    assert!(
+        error.starts_with("cast_value: chunk has 12 bytes, expected 2 float64 elements"),
+        "{error}"
+    );
+}
+
+#[test]
+fn configuration_is_written_back_as_read() {
+    for configuration in [
+        json!({ "data_type": "uint8" }),
+        json!({ "data_type": "int16", "rounding": "towards-zero", "out_of_range": "clamp" }),
+        json!({ "data_type": "uint8", "scalar_map": { "encode": [["NaN", 0], ["+Infinity", 0]], "decode": [[0, "NaN"]] } }),
+        json!({ "data_type": "uint8", "rounding": "nearest-even", "scalar_map": { "decode": [[0, "NaN"]] } }),
+    ] {
+        let codec = create(configuration.clone()).unwrap();
+        let written = codec
+            .configuration(ZarrVersion::V3, &CodecMetadataOptions::default())
+            .unwrap();
+        assert_eq!(serde_json::Value::Object(written.into()), configuration);
+    }
+}
+
+#[test]
+fn partial_decode_decodes_only_the_subset() {
+    let codec = u8_map_codec();
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    let values: Vec<f64> = (0..32).map(f64::from).collect();
+    let encoded = encode(&*codec, &dt, &fv, f64_bytes(&values), 32).unwrap();
+    let (encoded_dt, encoded_fv) = (data_type::uint8(), FillValue::from(0u8));
+    let bytes_codec = Arc::new(BytesCodec::default());
+    let input = bytes_codec
+        .partial_decoder(
+            Arc::new(encoded),
+            &shape(32),
+            &encoded_dt,
+            &encoded_fv,
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    let partial = codec
+        .partial_decoder(input, &shape(32), &dt, &fv, &CodecOptions::default())
+        .unwrap();
+    assert_eq!(partial.data_type(), &dt);
+    let subset = ArraySubset::new_with_ranges(&[3..6]);
+    let decoded = partial
+        .partial_decode(&subset, &CodecOptions::default())
+        .unwrap();
+    let decoded = decoded.into_fixed().unwrap();
+    assert_eq!(decoded.len(), 3 * 8);
+    // 0 decodes to NaN by the map; 3, 4, 5 are exact.
+    let got: Vec<f64> = decoded
+        .chunks_exact(8)
+        .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, [3.0, 4.0, 5.0]);
+}
+
+#[test]
+fn constructed_directly() {
+    let codec = CastValueCodec::new_with_json(&json!({ "data_type": "float16" })).unwrap();
+    assert_eq!(codec.configuration().data_type.name(), "float16");
+    assert!(CastValueCodec::new_with_json(&json!(["float16"])).is_err());
+}

@@ -11,5 +11,6 @@ bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/selftest_check_zarrs_written.py
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+cargo check --features async
 cargo test --all-targets
 cargo test --doc

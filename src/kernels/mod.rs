@@ -4,7 +4,11 @@
 //! benchmarked without building a codec. The codec modules pick one
 //! monomorphised kernel per chunk and run it over the whole chunk.
 
+pub mod bytes;
 pub mod cast;
 pub mod minifloat;
+pub mod packbits;
 pub mod rounding;
 pub mod scale_offset;
+pub mod transpose;
+pub mod vlen;

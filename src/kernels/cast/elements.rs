@@ -28,12 +28,17 @@ pub(crate) trait WideFloat: Elem + PartialOrd {
     fn from_f64_exact(x: f64) -> Self;
     /// Saturating conversion to an integer (`as` semantics: NaN -> 0).
     fn to_int_saturating<D: IntElem>(self) -> D;
+    /// An integral value of magnitude below 2^21 as the low bits of its two's
+    /// complement: adding 1.5 * 2^(p-1) puts the integer in the low
+    /// significand bits. Unlike `as`, SSE2 does this several at a time.
+    fn small_integral_bits(self) -> u64;
+
     /// Nearest (ties to even) value in a float type, correctly rounded.
     fn narrow_nearest<D: FloatElem>(self) -> D;
 }
 
 macro_rules! impl_wide_float {
-    ($t:ty, $sat:ident, $narrow:ident) => {
+    ($t:ty, $sat:ident, $narrow:ident, $big:expr) => {
         impl WideFloat for $t {
             #[inline(always)]
             fn is_finite(self) -> bool {
@@ -45,13 +50,48 @@ macro_rules! impl_wide_float {
             }
             #[inline(always)]
             fn round_mode<const MODE: u8>(self) -> Self {
-                match MODE {
-                    NEAREST_EVEN => self.round_ties_even(),
-                    TOWARDS_ZERO => self.trunc(),
-                    TOWARDS_POSITIVE => self.ceil(),
-                    TOWARDS_NEGATIVE => self.floor(),
-                    _ => self.round(),
-                }
+                // Baseline x86-64 (SSE2) has no rounding instruction, so
+                // `round_ties_even` / `trunc` / ... become libm calls and the
+                // loop stops vectorising. Adding and subtracting 2^(p-1)
+                // rounds a magnitude below 2^(p-1) to an integer, ties to
+                // even, exactly; larger magnitudes are integral already. The
+                // other modes follow from that value with exact compares.
+                const BIG: $t = $big;
+                let a = self.abs();
+                let nearest = (a + BIG) - BIG;
+                // Selects, not `+ 0.0`, which would turn -0.0 into +0.0.
+                let truncated = if nearest > a { nearest - 1.0 } else { nearest };
+                let magnitude = match MODE {
+                    NEAREST_EVEN => nearest,
+                    NEAREST_AWAY => {
+                        if a - truncated >= 0.5 {
+                            truncated + 1.0
+                        } else {
+                            truncated
+                        }
+                    }
+                    _ => truncated,
+                };
+                let signed = magnitude.copysign(self);
+                let rounded = match MODE {
+                    TOWARDS_POSITIVE => {
+                        if signed < self {
+                            signed + 1.0
+                        } else {
+                            signed
+                        }
+                    }
+                    TOWARDS_NEGATIVE => {
+                        if signed > self {
+                            signed - 1.0
+                        } else {
+                            signed
+                        }
+                    }
+                    _ => signed,
+                };
+                // NaN fails `a < BIG` and is returned as it is.
+                if a < BIG { rounded } else { self }
             }
             #[inline(always)]
             fn pow2(exp: i32) -> Self {
@@ -76,14 +116,24 @@ macro_rules! impl_wide_float {
                 D::$sat(self)
             }
             #[inline(always)]
+            fn small_integral_bits(self) -> u64 {
+                const MAGIC: $t = 1.5 * $big;
+                u64::from((self + MAGIC).to_bits())
+            }
+            #[inline(always)]
             fn narrow_nearest<D: FloatElem>(self) -> D {
                 D::$narrow(self)
             }
         }
     };
 }
-impl_wide_float!(f32, from_f32_saturating, from_f32_nearest);
-impl_wide_float!(f64, from_f64_saturating, from_f64_nearest);
+impl_wide_float!(f32, from_f32_saturating, from_f32_nearest, 8_388_608.0); // 2^23
+impl_wide_float!(
+    f64,
+    from_f64_saturating,
+    from_f64_nearest,
+    4_503_599_627_370_496.0
+); // 2^52
 
 /// Rounding modes as const generic parameters, so that each kernel is
 /// monomorphised per mode and the mode never costs a branch per element.
@@ -405,6 +455,85 @@ mod tests {
         assert_eq!(f32::INFINITY.next_down(), f32::MAX);
         assert_eq!(f16::MAX.next_up(), f16::INFINITY);
         assert_eq!(f16::ONE.next_down().to_f32(), 1.0 - 2f32.powi(-11));
+    }
+
+    /// The branch-free rounding equals the std (libm) functions, including
+    /// ±0, ties, values next to integers and to 2^(p-1), and NaN.
+    #[test]
+    fn round_mode_matches_std() {
+        let mut values = vec![
+            0.0f64,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            1.0 - f64::EPSILON / 2.0,
+            4_503_599_627_370_495.5,
+            -4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9e15 + 1.0,
+            1e300,
+            -1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            3.7,
+            -3.7,
+        ];
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for _ in 0..10_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = f64::from_bits(state);
+            if v.is_finite() {
+                values.push(v);
+                values.push(v * 1e-300 * 1e-10); // small magnitudes with fractions
+            }
+        }
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for &v in &values {
+            assert!(
+                same(v.round_mode::<NEAREST_EVEN>(), v.round_ties_even()),
+                "{v:e}"
+            );
+            assert!(same(v.round_mode::<TOWARDS_ZERO>(), v.trunc()), "{v:e}");
+            assert!(same(v.round_mode::<TOWARDS_POSITIVE>(), v.ceil()), "{v:e}");
+            assert!(same(v.round_mode::<TOWARDS_NEGATIVE>(), v.floor()), "{v:e}");
+            assert!(same(v.round_mode::<NEAREST_AWAY>(), v.round()), "{v:e}");
+            #[allow(clippy::cast_possible_truncation)]
+            let f = v as f32;
+            assert!(
+                same(
+                    f.round_mode::<NEAREST_EVEN>().into(),
+                    f.round_ties_even().into()
+                ),
+                "{f:e}"
+            );
+            assert!(
+                same(f.round_mode::<TOWARDS_ZERO>().into(), f.trunc().into()),
+                "{f:e}"
+            );
+            assert!(
+                same(f.round_mode::<TOWARDS_POSITIVE>().into(), f.ceil().into()),
+                "{f:e}"
+            );
+            assert!(
+                same(f.round_mode::<TOWARDS_NEGATIVE>().into(), f.floor().into()),
+                "{f:e}"
+            );
+            assert!(
+                same(f.round_mode::<NEAREST_AWAY>().into(), f.round().into()),
+                "{f:e}"
+            );
+        }
+        assert!(f64::NAN.round_mode::<NEAREST_AWAY>().is_nan());
     }
 
     #[test]

@@ -1,0 +1,158 @@
+//! The `scale_offset` + `cast_value` + `bytes` chain through zarrs' codec API.
+//!
+//! A float64 chunk of 2048 x 2048 (32 MiB, values in [-10, 2540) with ~1%
+//! NaN, fill value NaN) is packed into uint8 by
+//!
+//! ```json
+//! [{"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
+//!  {"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
+//!   "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}},
+//!  {"name": "bytes"}]
+//! ```
+//!
+//! - `encode` / `decode`: [`CodecChain`] through [`ArrayToBytesCodecTraits`]
+//!   (each call allocates its output, as in zarrs);
+//! - `memcpy`: `copy_from_slice` of the decoded float64 bytes into a
+//!   preallocated buffer, the reference;
+//! - `to_vec`: the same copy into a fresh allocation, for scale (what a copy
+//!   costs when, like the codec chain, it has to allocate its output).
+//!
+//! Throughput is the size of the decoded chunk everywhere.
+//!
+//! Run with `cargo bench --bench chain -- --noplot`.
+
+use std::borrow::Cow;
+use std::hint::black_box;
+use std::num::NonZeroU64;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use zarrs::array::{
+    ArrayBytes, ArrayToBytesCodecTraits, CodecChain, CodecOptions, FillValue, data_type,
+};
+use zarrs::metadata::v3::MetadataV3;
+// Link the crate so that its codecs register with zarrs.
+use zarrs_extension_codecs as _;
+
+const CODECS: &str = r#"[
+    {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
+    {"name": "cast_value", "configuration": {
+        "data_type": "uint8",
+        "rounding": "nearest-even",
+        "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+    }},
+    {"name": "bytes"}
+]"#;
+
+const SIDE: u64 = 2048;
+
+/// splitmix64, so that every run sees the same data.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    #[allow(clippy::cast_precision_loss)]
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn chain(c: &mut Criterion) {
+    let metadata: Vec<MetadataV3> = serde_json::from_str(CODECS).expect("codec metadata");
+    let chain = CodecChain::from_metadata(&metadata).expect("codec chain");
+    let shape = [
+        NonZeroU64::new(SIDE).unwrap(),
+        NonZeroU64::new(SIDE).unwrap(),
+    ];
+    let data_type = data_type::float64();
+    let fill_value = FillValue::from(f64::NAN);
+    let options = CodecOptions::default();
+
+    #[allow(clippy::cast_possible_truncation)]
+    let n = (SIDE * SIDE) as usize;
+    let mut rng = Rng(7);
+    let values: Vec<f64> = (0..n)
+        .map(|_| {
+            if rng.unit() < 0.01 {
+                f64::NAN
+            } else {
+                -10.0 + rng.unit() * 2550.0
+            }
+        })
+        .collect();
+    let decoded: Vec<u8> = bytemuck::cast_slice(&values).to_vec();
+
+    let encode = || {
+        chain
+            .encode(
+                ArrayBytes::new_flen(Cow::Borrowed(&decoded[..])),
+                &shape,
+                &data_type,
+                &fill_value,
+                &options,
+            )
+            .expect("encode")
+    };
+    let encoded: Vec<u8> = encode().into_owned();
+    assert_eq!(encoded.len(), n);
+    let decode = || {
+        chain
+            .decode(
+                Cow::Borrowed(black_box(&encoded[..])),
+                &shape,
+                &data_type,
+                &fill_value,
+                &options,
+            )
+            .expect("decode")
+    };
+    // Check the round trip once: within half a quantisation step, NaN kept.
+    let round_trip = decode().into_fixed().expect("fixed").into_owned();
+    for (i, (x, y)) in values.iter().zip(round_trip.chunks_exact(8)).enumerate() {
+        let y = f64::from_ne_bytes(y.try_into().unwrap());
+        let ok = if x.is_nan() {
+            y.is_nan()
+        } else {
+            (x - y).abs() <= 5.0 + 1e-9 || (*x + 10.0 <= 5.0 + 1e-9 && y.is_nan())
+        };
+        assert!(ok, "element {i}: {x} -> {y}");
+    }
+
+    let mut copy = vec![0u8; decoded.len()];
+    let mut group = c.benchmark_group("chain/f64_scale_offset_cast_u8");
+    group.throughput(Throughput::Bytes(decoded.len() as u64));
+    group.bench_function("encode", |b| b.iter(|| black_box(encode())));
+    group.bench_function("decode", |b| b.iter(|| black_box(decode())));
+    group.bench_function("memcpy", |b| {
+        b.iter(|| {
+            copy.copy_from_slice(black_box(&decoded));
+            black_box(&mut copy);
+        });
+    });
+    group.bench_function("to_vec", |b| {
+        b.iter(|| black_box(black_box(&decoded[..]).to_vec()))
+    });
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(3000))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = chain
+}
+criterion_main!(benches);

@@ -18,6 +18,14 @@
 //! | --- | --- | --- |
 //! | [`scale_offset`](codec::scale_offset) | array -> array | automatically |
 //! | [`cast_value`](codec::cast_value) | array -> array | automatically |
+//! | [`bytes`](codec::bytes) | array -> bytes | by [`register_overrides`] |
+//! | [`transpose`](codec::transpose) | array -> array | by [`register_overrides`] |
+//! | [`packbits`](codec::packbits) | array -> bytes | by [`register_overrides`] |
+//! | [`zarrs.vlen`](codec::vlen) | array -> bytes | by [`register_overrides`] |
+//!
+//! zarrs 0.23 has built-in codecs of the last four names; two `inventory`
+//! plugins for one name would race, so this crate's versions are installed
+//! only by [`register_overrides`], through zarrs' runtime registry.
 //!
 //! zarrs creates a codec from its metadata before it knows the array's data
 //! type, so checks that need the data type run at the first chunk access;

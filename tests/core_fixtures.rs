@@ -204,6 +204,12 @@ fn check_fixture(fixture: &Fixture) -> Vec<String> {
             "{name}: shape {shape:?}, the fixture says {json_shape:?}"
         )];
     }
+    if KNOWN_ZARRS_CACHE_BUG.contains(&name.as_str()) {
+        return check_known_zarrs_cache_bug(&array, &expected, &shape)
+            .err()
+            .map(|e| vec![format!("{name}: {e}")])
+            .unwrap_or_default();
+    }
     let mut regions = vec![("whole array".to_string(), vec![0; shape.len()], shape)];
     for subset in fixture.meta["subsets"].as_array().into_iter().flatten() {
         regions.push((
@@ -220,6 +226,57 @@ fn check_fixture(fixture: &Fixture) -> Vec<String> {
                 .map(|e| format!("{name}: {label} {start:?}+{size:?}: {e}"))
         })
         .collect()
+}
+
+/// Fixtures that zarrs 0.23.14 cannot read in part, whichever `transpose` is
+/// used. With an array->bytes codec that cannot decode partially
+/// (`vlen-utf8`), zarrs' `CodecChain::partial_decoder` puts a cache in front of
+/// the first array->array codec but builds it with that codec's *decoded*
+/// shape, and the cache's own read of the chunk fails when `transpose` changes
+/// the shape. Nothing below zarrs can avoid it short of refusing partial
+/// decoding for every transpose. Whole chunks decode correctly.
+const KNOWN_ZARRS_CACHE_BUG: &[&str] = &["transpose_10_string"];
+
+/// Whole chunks match; a partial read fails with zarrs' error (so this test
+/// notices when zarrs is fixed and the exception can go).
+fn check_known_zarrs_cache_bug(
+    array: &Array<FilesystemStore>,
+    expected: &Expected,
+    shape: &[u64],
+) -> Result<(), String> {
+    let Expected::Strings(all) = expected else {
+        return Err("expected a string fixture".to_string());
+    };
+    let chunk_shape: Vec<u64> = array
+        .chunk_shape(&vec![0; shape.len()])
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|d| d.get())
+        .collect();
+    // The chunks that lie wholly inside the array.
+    let full: Vec<u64> = shape.iter().zip(&chunk_shape).map(|(s, c)| s / c).collect();
+    let mut checked = 0;
+    for i in 0..full[0] {
+        for j in 0..full[1] {
+            let got: Vec<String> = array.retrieve_chunk(&[i, j]).map_err(|e| e.to_string())?;
+            let start = [i * chunk_shape[0], j * chunk_shape[1]];
+            let want = slice_strings(all, shape, &start, &chunk_shape);
+            if got != want {
+                return Err(format!("chunk [{i}, {j}]: {got:?} != {want:?}"));
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 {
+        return Err("no whole chunk to check".to_string());
+    }
+    match array.retrieve_array_subset::<Vec<String>>(&array.subset_all()) {
+        Err(e) if e.to_string().contains("out-of-bounds") => Ok(()),
+        Err(e) => Err(format!("a partial read failed differently: {e}")),
+        Ok(_) => {
+            Err("zarrs now reads this in part: remove it from KNOWN_ZARRS_CACHE_BUG".to_string())
+        }
+    }
 }
 
 /// Check every fixture of a directory, reporting all failures at once.

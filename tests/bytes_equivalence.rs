@@ -23,6 +23,8 @@
 //! - `"endian": null`: the built-in reads it as absent; the specification
 //!   allows only `"big"` or `"little"` when present, and this crate refuses it.
 
+mod common;
+
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroU64};
@@ -587,6 +589,7 @@ fn array(
     };
     ArrayBuilder::new(ARRAY_SHAPE.to_vec(), chunk, data_type.clone(), fill)
         .array_to_bytes_codec(codec)
+        .codec_specific_options(common::c_order())
         .build(store.clone(), "/")
         .unwrap()
 }

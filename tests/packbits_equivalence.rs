@@ -20,6 +20,8 @@
 //! This process never calls `register_overrides()`, so an array opened from
 //! its metadata gets zarrs' built-in codec.
 
+mod common;
+
 use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::Arc;
 
@@ -493,6 +495,7 @@ fn array(
     } else {
         builder.array_to_bytes_codec(codec);
     }
+    builder.codec_specific_options(common::c_order());
     builder.build(store, "/").unwrap()
 }
 

@@ -13,6 +13,8 @@
 //! - `"order": "C"` / `"order": "F"` (transpose v1.0): the built-in refuses
 //!   them; this crate reads them as the identity / the reversed axes.
 
+mod common;
+
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -345,6 +347,7 @@ fn array(
     if sharded {
         builder.subchunk_shape(layout.chunk.clone());
     }
+    builder.codec_specific_options(common::c_order());
     builder.build(store.clone(), "/").unwrap()
 }
 
@@ -545,6 +548,7 @@ fn variable_length_partial_reads() {
                     if sharded {
                         builder.subchunk_shape(layout.chunk.clone());
                     }
+                    builder.codec_specific_options(common::c_order());
                     builder.build(store.clone(), "/").unwrap()
                 };
                 let (store_ours, store_builtin) =

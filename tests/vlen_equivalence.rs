@@ -6,6 +6,8 @@
 //! `sharding_indexed`), with arrays built from explicit codec objects.
 //! Where the two differ on purpose, a test below says how.
 
+mod common;
+
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -261,6 +263,7 @@ fn build_array(
     };
     ArrayBuilder::new(vec![7, 5], chunk_shape, data_type, "fill")
         .array_to_bytes_codec(codec)
+        .codec_specific_options(common::c_order())
         .build(store.clone(), "/")
         .unwrap()
 }

@@ -131,3 +131,13 @@ pub fn u64s(json: &serde_json::Value) -> Vec<u64> {
         .map(|v| v.as_u64().unwrap())
         .collect()
 }
+
+/// Codec options that make `sharding_indexed` write inner chunks in C order.
+/// zarrs' default order is whatever its threads finish first, so the bytes of
+/// two shards with the same content can differ between runs.
+pub fn c_order() -> zarrs::array::codec::api::CodecSpecificOptions {
+    use zarrs::array::codec::{ShardingCodecOptions, SubchunkWriteOrder};
+    zarrs::array::codec::api::CodecSpecificOptions::default().with_option(
+        ShardingCodecOptions::default().with_subchunk_write_order(SubchunkWriteOrder::C),
+    )
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
 use zarrs::array::codec::api::{ArrayBytes, ArrayPartialDecoderTraits, CodecError, CodecOptions};
-use zarrs::array::{DataType, Indexer};
+use zarrs::array::{DataType, FillValue, Indexer};
 use zarrs::storage::StorageError;
 
 /// The decode step of an elementwise codec.
@@ -20,6 +20,17 @@ pub(crate) trait ElementwiseDecode: Send + Sync + 'static {
         bytes: ArrayBytes<'a>,
         decoded_data_type: &DataType,
     ) -> Result<ArrayBytes<'a>, CodecError>;
+
+    /// Encode the array's fill value, or say why it cannot be: the strict
+    /// check that `encoded_fill_value` cannot make (see
+    /// [`tolerant_fill_value`](crate::codec::tolerant_fill_value)). Run by
+    /// `encode`, `decode` and the partial decoder, where zarrs passes the
+    /// real fill value.
+    fn checked_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError>;
 }
 
 /// Partial decoder for an elementwise codec `C` over an input handle `T`.
@@ -37,6 +48,23 @@ impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
             input_handle,
             decoded_data_type,
         }
+    }
+}
+
+impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
+    /// Check the fill value, then wrap `input_handle`.
+    pub(crate) fn checked(
+        codec: Arc<C>,
+        input_handle: Arc<T>,
+        decoded_data_type: &DataType,
+        fill_value: &FillValue,
+    ) -> Result<Arc<Self>, CodecError> {
+        codec.checked_fill_value(decoded_data_type, fill_value)?;
+        Ok(Arc::new(Self::new(
+            codec,
+            input_handle,
+            decoded_data_type.clone(),
+        )))
     }
 }
 

@@ -16,8 +16,8 @@ pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwiseParti
 
 use std::fmt::Display;
 
-use zarrs::array::DataType;
 use zarrs::array::codec::api::{Codec, CodecError};
+use zarrs::array::{DataType, FillValue};
 use zarrs::metadata::Configuration;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::PluginCreateError;
@@ -74,6 +74,22 @@ pub(crate) fn numeric_type(codec: &str, data_type: &DataType) -> Result<NumericT
             data_type_name(data_type)
         ))
     })
+}
+
+/// What `encoded_fill_value` returns for `checked`, the strictly encoded fill
+/// value of an array->array codec.
+///
+/// zarrs 0.23.14 also calls `encoded_fill_value` with a made-up all-zero fill
+/// value (in `CodecChain::recommended_concurrency`), which need not be
+/// encodable (`0 - 1000` in `uint16`), so a failure here yields zeros of
+/// `encoded_size` bytes. The real fill value is checked strictly by `encode`,
+/// `decode`, the partial decoder and `validate_codecs`
+/// ([`ElementwiseDecode::checked_fill_value`]).
+pub(crate) fn tolerant_fill_value(
+    checked: Result<FillValue, CodecError>,
+    encoded_size: usize,
+) -> FillValue {
+    checked.unwrap_or_else(|_| FillValue::new(vec![0; encoded_size]))
 }
 
 /// Check that a chunk holds `num_elements` elements of `size` bytes.

@@ -15,6 +15,7 @@ use zarrs::plugin::{PluginCreateError, ZarrVersion};
 use super::{CAST_VALUE, CastValueCodecConfiguration};
 use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
+    tolerant_fill_value,
 };
 use crate::kernels::cast::{CastError, CastPlan, ScalarMapBytes};
 use crate::numeric::NumericType;
@@ -140,50 +141,17 @@ impl CastValueCodec {
         })
     }
 
-    /// Cast the fill value, and refuse one that does not survive
-    /// encode-then-decode (the spec requires this check).
-    fn cast_fill_value(
-        &self,
-        decoded_data_type: &DataType,
-        decoded_fill_value: &FillValue,
-    ) -> Result<FillValue, CodecError> {
-        let plans = self.plans(decoded_data_type)?;
-        let source = plans.encode.source();
-        let fill = decoded_fill_value.as_ne_bytes();
-        if fill.len() != source.size() {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
-                fill.len()
-            )));
-        }
-        let shown = source.read_value(fill);
-        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
-            CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"
-            ))
-        })?;
-        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
-            CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
-                self.target_numeric.read_value(&encoded)
-            ))
-        })?;
-        let round_trips = match (source.read_value(&decoded), shown) {
-            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b))
-                if a.is_nan() && b.is_nan() =>
-            {
-                true
-            }
-            _ => decoded == fill,
-        };
-        if !round_trips {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
-                self.target_numeric.read_value(&encoded),
-                source.read_value(&decoded)
-            )));
-        }
-        Ok(FillValue::new(encoded))
+    /// Cast a whole chunk of `shape`, checking its length first.
+    fn cast_chunk(
+        plan: &CastPlan,
+        bytes: ArrayBytes<'_>,
+        shape: &[NonZeroU64],
+        direction: &str,
+    ) -> Result<ArrayBytes<'static>, CodecError> {
+        let fixed = bytes.into_fixed()?;
+        let num_elements = shape.iter().map(|d| d.get()).product();
+        check_chunk_len(CAST_VALUE, &fixed, num_elements, plan.source())?;
+        Self::cast(plan, ArrayBytes::from(fixed), direction)
     }
 
     fn cast(
@@ -258,6 +226,52 @@ impl ElementwiseDecode for CastValueCodec {
         let plans = self.plans(decoded_data_type)?;
         Self::cast(&plans.decode, bytes, "decode")
     }
+
+    /// Cast the fill value, and refuse one that does not survive
+    /// encode-then-decode (the spec requires this check).
+    fn checked_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let plans = self.plans(decoded_data_type)?;
+        let source = plans.encode.source();
+        let fill = decoded_fill_value.as_ne_bytes();
+        if fill.len() != source.size() {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
+                fill.len()
+            )));
+        }
+        let shown = source.read_value(fill);
+        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"
+            ))
+        })?;
+        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
+                self.target_numeric.read_value(&encoded)
+            ))
+        })?;
+        let round_trips = match (source.read_value(&decoded), shown) {
+            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b))
+                if a.is_nan() && b.is_nan() =>
+            {
+                true
+            }
+            _ => decoded == fill,
+        };
+        if !round_trips {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
+                self.target_numeric.read_value(&encoded),
+                source.read_value(&decoded)
+            )));
+        }
+        Ok(FillValue::new(encoded))
+    }
 }
 
 #[cfg_attr(feature = "async", async_trait::async_trait)]
@@ -271,21 +285,14 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         Ok(self.target.clone())
     }
 
-    /// The encoded fill value.
-    ///
-    /// zarrs 0.23.14 also calls this with a made-up all-zero fill value (in
-    /// `CodecChain::recommended_concurrency`), which need not be encodable, so
-    /// a failure here yields zeros; the real fill value is checked strictly
-    /// by `encode`, `decode`, the partial decoder and `validate_codecs`.
+    /// The encoded fill value; see [`tolerant_fill_value`].
     fn encoded_fill_value(
         &self,
         decoded_data_type: &DataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
-        match self.cast_fill_value(decoded_data_type, decoded_fill_value) {
-            Ok(fill) => Ok(fill),
-            Err(_) => Ok(FillValue::new(vec![0; self.target_numeric.size()])),
-        }
+        let checked = self.checked_fill_value(decoded_data_type, decoded_fill_value);
+        Ok(tolerant_fill_value(checked, self.target_numeric.size()))
     }
 
     fn encode<'a>(
@@ -296,16 +303,9 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.checked_fill_value(data_type, fill_value)?;
         let plans = self.plans(data_type)?;
-        self.cast_fill_value(data_type, fill_value)?;
-        let fixed = bytes.into_fixed()?;
-        check_chunk_len(
-            CAST_VALUE,
-            &fixed,
-            shape.iter().map(|d| d.get()).product(),
-            plans.encode.source(),
-        )?;
-        Self::cast(&plans.encode, ArrayBytes::from(fixed), "encode")
+        Self::cast_chunk(&plans.encode, bytes, shape, "encode")
     }
 
     fn decode<'a>(
@@ -316,16 +316,9 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        self.checked_fill_value(data_type, fill_value)?;
         let plans = self.plans(data_type)?;
-        self.cast_fill_value(data_type, fill_value)?;
-        let fixed = bytes.into_fixed()?;
-        check_chunk_len(
-            CAST_VALUE,
-            &fixed,
-            shape.iter().map(|d| d.get()).product(),
-            plans.decode.source(),
-        )?;
-        Self::cast(&plans.decode, ArrayBytes::from(fixed), "decode")
+        Self::cast_chunk(&plans.decode, bytes, shape, "decode")
     }
 
     fn partial_decoder(
@@ -336,12 +329,12 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
-        self.cast_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(
+        Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
-            data_type.clone(),
-        )))
+            data_type,
+            fill_value,
+        )?)
     }
 
     #[cfg(feature = "async")]
@@ -353,11 +346,11 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
-        self.cast_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(
+        Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
-            data_type.clone(),
-        )))
+            data_type,
+            fill_value,
+        )?)
     }
 }

@@ -17,6 +17,7 @@ use zarrs::plugin::{PluginCreateError, ZarrVersion};
 use super::{SCALE_OFFSET, ScaleOffsetCodecConfiguration};
 use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
+    tolerant_fill_value,
 };
 use crate::kernels::scale_offset::{ScaleOffsetError, decode_bytes, encode_bytes, is_identity};
 use crate::numeric::{NumericType, Value};
@@ -91,30 +92,6 @@ impl ScaleOffsetCodec {
 
     /// Parse `offset` and `scale` as native-endian elements of `data_type`
     /// (empty when absent, which the kernels read as the identity).
-    /// Encode the fill value; an error names the step and value that fail.
-    fn encode_fill_value(
-        &self,
-        decoded_data_type: &DataType,
-        decoded_fill_value: &FillValue,
-    ) -> Result<FillValue, CodecError> {
-        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
-        let (offset, scale) = self.scalars(data_type)?;
-        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
-        if bytes.len() != data_type.size() {
-            return Err(CodecError::Other(format!(
-                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
-                bytes.len()
-            )));
-        }
-        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
-            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
-                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
-            )),
-            e => kernel_error(Direction::Encode, data_type, &e),
-        })?;
-        Ok(FillValue::new(bytes))
-    }
-
     fn scalars(&self, data_type: NumericType) -> Result<(Vec<u8>, Vec<u8>), CodecError> {
         let parse = |field: &str, value: Option<&serde_json::Value>| match value {
             None => Ok(Vec::new()),
@@ -244,6 +221,30 @@ impl ElementwiseDecode for ScaleOffsetCodec {
         let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
         self.apply(Direction::Decode, bytes.into_fixed()?, data_type)
     }
+
+    /// Encode the fill value; an error names the step and value that fail.
+    fn checked_fill_value(
+        &self,
+        decoded_data_type: &DataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
+        let (offset, scale) = self.scalars(data_type)?;
+        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
+        if bytes.len() != data_type.size() {
+            return Err(CodecError::Other(format!(
+                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
+                bytes.len()
+            )));
+        }
+        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
+            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
+                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
+            )),
+            e => kernel_error(Direction::Encode, data_type, &e),
+        })?;
+        Ok(FillValue::new(bytes))
+    }
 }
 
 #[cfg_attr(feature = "async", async_trait::async_trait)]
@@ -257,22 +258,17 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         Ok(decoded_data_type.clone())
     }
 
-    /// The encoded fill value.
-    ///
-    /// zarrs 0.23.14 also calls this with a made-up all-zero fill value (in
-    /// `CodecChain::recommended_concurrency`), which need not be encodable
-    /// (`0 - 1000` in `uint16`), so a failure here yields zeros; the real fill
-    /// value is checked strictly by `encode`, `decode`, the partial decoder
-    /// and `validate_codecs`.
+    /// The encoded fill value; see [`tolerant_fill_value`].
     fn encoded_fill_value(
         &self,
         decoded_data_type: &DataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
-        let size = decoded_fill_value.as_ne_bytes().len();
-        Ok(self
-            .encode_fill_value(decoded_data_type, decoded_fill_value)
-            .unwrap_or_else(|_| FillValue::new(vec![0; size])))
+        let checked = self.checked_fill_value(decoded_data_type, decoded_fill_value);
+        Ok(tolerant_fill_value(
+            checked,
+            decoded_fill_value.as_ne_bytes().len(),
+        ))
     }
 
     fn encode<'a>(
@@ -283,7 +279,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.encode_fill_value(data_type, fill_value)?;
+        self.checked_fill_value(data_type, fill_value)?;
         self.apply_chunk(Direction::Encode, bytes, shape, data_type)
     }
 
@@ -295,7 +291,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.encode_fill_value(data_type, fill_value)?;
+        self.checked_fill_value(data_type, fill_value)?;
         self.apply_chunk(Direction::Decode, bytes, shape, data_type)
     }
 
@@ -307,12 +303,12 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn ArrayPartialDecoderTraits>, CodecError> {
-        self.encode_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(
+        Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
-            data_type.clone(),
-        )))
+            data_type,
+            fill_value,
+        )?)
     }
 
     #[cfg(feature = "async")]
@@ -324,11 +320,11 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<Arc<dyn AsyncArrayPartialDecoderTraits>, CodecError> {
-        self.encode_fill_value(data_type, fill_value)?;
-        Ok(Arc::new(ElementwisePartialDecoder::new(
+        Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
-            data_type.clone(),
-        )))
+            data_type,
+            fill_value,
+        )?)
     }
 }

@@ -10,5 +10,6 @@ pub mod minifloat;
 pub mod packbits;
 pub mod rounding;
 pub mod scale_offset;
+pub(crate) mod simd;
 pub mod transpose;
 pub mod vlen;

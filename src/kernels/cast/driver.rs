@@ -7,6 +7,7 @@
 //! NaN, costs a compare and a select per element, never a slow path.
 
 use super::elements::MapKey;
+use crate::kernels::simd;
 
 /// A `scalar_map` entry, typed.
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +63,49 @@ fn lookup<S: MapKey, D: Copy>(x: S, entries: &[Entry<S, D>]) -> Option<D> {
         .map(|e| e.value)
 }
 
+/// The conversion pass over a whole chunk, compiled for AVX2 where available.
+struct Passes<'a, S, D, F> {
+    src: &'a [S],
+    dst: &'a mut [D],
+    entries: &'a [Entry<S, D>],
+    f: F,
+}
+
+impl<S: MapKey, D: Copy, F: Fn(S) -> (D, bool)> simd::Kernel for Passes<'_, S, D, F> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn run(self) -> bool {
+        let Self {
+            src,
+            dst,
+            entries,
+            f,
+        } = self;
+        let f = &f;
+        match entries {
+            [] => pass_plain(src, dst, f),
+            [a] => pass_mapped(src, dst, &[*a], f),
+            [a, b] => pass_mapped(src, dst, &[*a, *b], f),
+            [a, b, c] => pass_mapped(src, dst, &[*a, *b, *c], f),
+            _ => {
+                // Long maps are rare: a lookup per element is fine here.
+                let mut bad = false;
+                for (s, d) in src.iter().zip(dst.iter_mut()) {
+                    if let Some(v) = lookup(*s, entries) {
+                        *d = v;
+                    } else {
+                        let (v, b) = f(*s);
+                        *d = v;
+                        bad |= b;
+                    }
+                }
+                bad
+            }
+        }
+    }
+}
+
 /// Convert `src` into `dst` with `f` (value, failed) and the map `entries`.
 ///
 /// # Errors
@@ -71,29 +115,17 @@ pub(crate) fn run<S: MapKey, D: Copy>(
     src: &[S],
     dst: &mut [D],
     entries: &[Entry<S, D>],
-    f: impl Fn(S) -> (D, bool),
+    f: impl Fn(S) -> (D, bool) + Copy,
 ) -> Result<(), usize> {
     debug_assert_eq!(src.len(), dst.len());
-    let bad = match entries {
-        [] => pass_plain(src, dst, &f),
-        [a] => pass_mapped(src, dst, &[*a], &f),
-        [a, b] => pass_mapped(src, dst, &[*a, *b], &f),
-        [a, b, c] => pass_mapped(src, dst, &[*a, *b, *c], &f),
-        _ => {
-            // Long maps are rare: a lookup per element is fine here.
-            let mut bad = false;
-            for (s, d) in src.iter().zip(dst.iter_mut()) {
-                if let Some(v) = lookup(*s, entries) {
-                    *d = v;
-                } else {
-                    let (v, b) = f(*s);
-                    *d = v;
-                    bad |= b;
-                }
-            }
-            bad
-        }
-    };
+    // `f` by value (a `move` closure of plain values): behind a reference the
+    // compiler could not tell its captures from `dst`, and would not vectorise.
+    let bad = simd::dispatch(Passes {
+        src,
+        dst,
+        entries,
+        f,
+    });
     if !bad {
         return Ok(());
     }

@@ -24,12 +24,12 @@ pub(crate) fn float_to_float<S: FloatElem + MapKey, D: FloatElem>(
     out_of_range: Option<OutOfRangeMode>,
 ) -> Result<(), usize> {
     if widens::<S, D>() {
-        return run(src, dst, entries, |x| {
+        return run(src, dst, entries, move |x| {
             (x.widen().narrow_nearest::<D>(), false)
         });
     }
     let clamp = out_of_range == Some(OutOfRangeMode::Clamp);
-    with_rounding!(rounding, MODE => run(src, dst, entries, |x| narrow::<S::Wide, D, MODE>(x.widen(), clamp)))
+    with_rounding!(rounding, MODE => run(src, dst, entries, move |x| narrow::<S::Wide, D, MODE>(x.widen(), clamp)))
 }
 
 /// Round `x` to `D` with mode `MODE`; returns the value and whether it overflowed

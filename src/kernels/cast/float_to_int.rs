@@ -50,7 +50,7 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
         // vectorises on baseline x86-64 where a saturating `as` does not.
         #[allow(clippy::cast_precision_loss)]
         let hi = S::Wide::from_f64_exact(target.hi as f64);
-        return run(src, dst, entries, |x| {
+        return run(src, dst, entries, move |x| {
             let w = x.widen();
             let r = w.round_mode::<MODE>();
             let in_range = (r >= lo) & (r <= hi); // false for NaN
@@ -68,7 +68,7 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
     }
     let lo_d = D::from_i128_wrapping(target.lo);
     let hi_d = D::from_i128_wrapping(target.hi);
-    run(src, dst, entries, |x| {
+    run(src, dst, entries, move |x| {
         let w = x.widen();
         let r = w.round_mode::<MODE>();
         let in_range = (r >= lo) & (r < hi_exclusive); // false for NaN

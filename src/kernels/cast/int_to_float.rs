@@ -38,12 +38,12 @@ pub(crate) fn int_to_float<S: IntElem + MapKey, D: FloatElem>(
     let magnitude = if S::MAX > -S::MIN { S::MAX } else { -S::MIN };
     if magnitude <= 1i128 << D::PRECISION {
         // Every source value is exact in D (e.g. uint8 -> float64).
-        return run(src, dst, entries, |x| {
+        return run(src, dst, entries, move |x| {
             (D::from_f64_nearest(x.to_f64()), false)
         });
     }
     let clamp = out_of_range == Some(OutOfRangeMode::Clamp);
-    with_rounding!(rounding, MODE => run(src, dst, entries, |x| round::<D, MODE>(x.to_i128(), clamp)))
+    with_rounding!(rounding, MODE => run(src, dst, entries, move |x| round::<D, MODE>(x.to_i128(), clamp)))
 }
 
 #[inline(always)]

@@ -25,7 +25,7 @@ pub(crate) fn int_to_int<S: IntElem + MapKey, D: IntElem>(
     target: IntTarget,
 ) -> Result<(), usize> {
     if out_of_range == Some(OutOfRangeMode::Wrap) {
-        return run(src, dst, entries, |x| {
+        return run(src, dst, entries, move |x| {
             let v = wrap_to_bits(x.to_i128(), target.bits, target.signed);
             (D::from_i128_wrapping(v), false)
         });
@@ -35,7 +35,7 @@ pub(crate) fn int_to_int<S: IntElem + MapKey, D: IntElem>(
     // the intersection is never empty, and comparisons stay in `S`.
     let lo = S::from_i128_wrapping(target.lo.max(S::MIN));
     let hi = S::from_i128_wrapping(target.hi.min(S::MAX));
-    run(src, dst, entries, |x| {
+    run(src, dst, entries, move |x| {
         let in_range = (x >= lo) & (x <= hi);
         let v = D::from_i128_wrapping(x.clamp_to(lo, hi).to_i128());
         (v, !in_range & !clamp)

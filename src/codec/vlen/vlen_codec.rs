@@ -259,9 +259,9 @@ impl VlenCodec {
                 {
                     chunk.truncate(span.end);
                     chunk.drain(..span.start);
-                    let data_len = chunk.len();
-                    chunk.resize(data_len + index_len, 0);
-                    write(&mut chunk[data_len..])?;
+                    // Appended into the spare capacity: no zeroing pass first.
+                    kernel::encode_offsets(&offsets, index_type, endian, &mut chunk)
+                        .map_err(layout_error)?;
                     chunk.extend_from_slice(&len_field);
                     chunk
                 }

@@ -25,10 +25,14 @@
 //!    and 32 bytes (as `[u8; N]`, so no alignment is needed), with SSE2
 //!    shuffles on x86_64 (see `micro`); other sizes use the same tiling with
 //!    a byte-slice copy per element.
+//!    Elements of 4 bytes skip the tile buffer when the CPU has AVX2 (chosen
+//!    at run time): 8 x 8 blocks go straight from input to output (see
+//!    `direct`), except when output rows are a multiple of 16 KiB apart.
 //! 4. The output may be uninitialised memory ([`permute_bytes_uninit`],
 //!    [`permute_bytes_to_vec`]): zeroing a fresh buffer first would cost
 //!    another pass over memory as large as the copy.
 
+mod direct;
 mod micro;
 
 use std::mem::MaybeUninit;
@@ -409,6 +413,14 @@ impl Plan {
         match es {
             1 => run_typed::<[u8; 1], 256, 2>(src, dst, &plane, &outer),
             2 => run_typed::<[u8; 2], 128, 2>(src, dst, &plane, &outer),
+            4 if direct::suits(&plane) => {
+                direct::run(
+                    bytemuck::cast_slice(src),
+                    uninit_elements(dst),
+                    &plane,
+                    &outer,
+                );
+            }
             4 => run_typed::<[u8; 4], 64, 4>(src, dst, &plane, &outer),
             8 => run_typed::<[u8; 8], 64, 2>(src, dst, &plane, &outer),
             16 => run_typed::<[u8; 16], 16, 4>(src, dst, &plane, &outer),

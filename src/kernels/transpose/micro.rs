@@ -52,8 +52,7 @@ fn scalar<T: Copy>(
 /// `available` elements. The SIMD kernels read and write through raw
 /// pointers, so they check this first.
 #[inline]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn fits(available: usize, rows: usize, stride: usize, len: usize) -> bool {
+pub(super) fn fits(available: usize, rows: usize, stride: usize, len: usize) -> bool {
     rows == 0
         || (rows - 1)
             .checked_mul(stride)

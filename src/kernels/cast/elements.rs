@@ -28,10 +28,17 @@ pub(crate) trait WideFloat: Elem + PartialOrd {
     fn from_f64_exact(x: f64) -> Self;
     /// Saturating conversion to an integer (`as` semantics: NaN -> 0).
     fn to_int_saturating<D: IntElem>(self) -> D;
-    /// An integral value of magnitude below 2^21 as the low bits of its two's
-    /// complement: adding 1.5 * 2^(p-1) puts the integer in the low
-    /// significand bits. Unlike `as`, SSE2 does this several at a time.
-    fn small_integral_bits(self) -> u64;
+    /// `self` rounded with mode `MODE` to an `i32`, for a small value that a
+    /// caller has already clamped.
+    ///
+    /// Unlike `as`, whose saturation and NaN rule LLVM scalarises, this is a
+    /// plain truncating conversion (`cvttps2dq` / `cvttpd2dq`) plus a few
+    /// compares, and vectorises on SSE2 and AVX2 alike.
+    ///
+    /// # Safety
+    /// `self` must not be NaN and its magnitude must be at most 2^21 (so the
+    /// rounding below is exact and the conversion cannot overflow).
+    unsafe fn round_small_to_i32<const MODE: u8>(self) -> i32;
 
     /// Nearest (ties to even) value in a float type, correctly rounded.
     fn narrow_nearest<D: FloatElem>(self) -> D;
@@ -116,9 +123,36 @@ macro_rules! impl_wide_float {
                 D::$sat(self)
             }
             #[inline(always)]
-            fn small_integral_bits(self) -> u64 {
+            #[allow(clippy::cast_precision_loss)]
+            unsafe fn round_small_to_i32<const MODE: u8>(self) -> i32 {
+                debug_assert!(self.abs() <= 2_097_152.0); // 2^21, also false for NaN
+                // Adding 1.5 * 2^(p-1) moves a magnitude below 2^(p-2) into
+                // [2^(p-1), 2^p), where the spacing is 1: the sum is rounded
+                // to an integer, ties to even, and subtracting gives that
+                // integer back exactly, for either sign (no `abs` needed).
                 const MAGIC: $t = 1.5 * $big;
-                u64::from((self + MAGIC).to_bits())
+                // SAFETY (all `to_int_unchecked` below): the caller guarantees
+                // a finite value of magnitude <= 2^21, and rounding it to an
+                // integer keeps it within 2^21 + 1, far inside `i32`.
+                let truncated = || unsafe { self.to_int_unchecked::<i32>() };
+                match MODE {
+                    TOWARDS_ZERO => truncated(),
+                    NEAREST_AWAY => {
+                        let t = truncated();
+                        // Exact: `self` and `t` share their integer bits.
+                        let fraction = self - t as $t;
+                        t + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5)
+                    }
+                    _ => {
+                        let nearest = (self + MAGIC) - MAGIC;
+                        let n = unsafe { nearest.to_int_unchecked::<i32>() };
+                        match MODE {
+                            TOWARDS_NEGATIVE => n - i32::from(nearest > self),
+                            TOWARDS_POSITIVE => n + i32::from(nearest < self),
+                            _ => n,
+                        }
+                    }
+                }
             }
             #[inline(always)]
             fn narrow_nearest<D: FloatElem>(self) -> D {

@@ -39,33 +39,20 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
         });
     }
     let clamp = out_of_range == Some(OutOfRangeMode::Clamp);
-    // The bounds are small integers or powers of two: exact in f32 and f64.
+    if target.bits <= 16 {
+        return if target.lo == D::MIN && target.hi == D::MAX {
+            // The bounds are D's own: compile-time constants, so the
+            // compiler can simplify the final clamp and narrowing.
+            narrow::<S, D, MODE, true>(src, dst, entries, clamp, target)
+        } else {
+            narrow::<S, D, MODE, false>(src, dst, entries, clamp, target)
+        };
+    }
+    // The bounds are powers of two (or one less): exact in f32 and f64.
     #[allow(clippy::cast_precision_loss)]
     let lo = S::Wide::from_f64_exact(target.lo as f64);
     #[allow(clippy::cast_precision_loss)]
     let hi_exclusive = S::Wide::from_f64_exact((target.hi + 1) as f64);
-    if target.bits <= 16 {
-        // Narrow targets: clamp in the float domain (the bounds are exact
-        // there) and take the integer from the significand bits, which
-        // vectorises on baseline x86-64 where a saturating `as` does not.
-        #[allow(clippy::cast_precision_loss)]
-        let hi = S::Wide::from_f64_exact(target.hi as f64);
-        return run(src, dst, entries, move |x| {
-            let w = x.widen();
-            let r = w.round_mode::<MODE>();
-            let in_range = (r >= lo) & (r <= hi); // false for NaN
-            // NaN stays NaN and gives meaningless bits; it is failed or mapped.
-            let clamped = if r < lo {
-                lo
-            } else if r > hi {
-                hi
-            } else {
-                r
-            };
-            let v = D::from_i128_wrapping(i128::from(clamped.small_integral_bits()));
-            (v, !in_range & (!clamp | !w.is_finite()))
-        });
-    }
     let lo_d = D::from_i128_wrapping(target.lo);
     let hi_d = D::from_i128_wrapping(target.hi);
     run(src, dst, entries, move |x| {
@@ -76,5 +63,52 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
         // Clamping never applies to NaN or infinity (the spec requires a map).
         let failed = !in_range & (!clamp | !w.is_finite());
         (v, failed)
+    })
+}
+
+/// Targets of at most 16 bits: clamp in the float domain to `[lo - 1, hi + 1]`
+/// first, then round and convert.
+///
+/// Rounding is monotonic and maps `lo - 1` and `hi + 1` to themselves, so a
+/// value rounds out of range exactly when its clamped value does, and the
+/// error flag is unchanged. The clamped value is small, so it rounds with a
+/// few exact float operations and converts with the truncating instruction
+/// (see [`WideFloat::round_small_to_i32`]) instead of the general rounding
+/// and a saturating `as`, which LLVM does not vectorise. The result is then
+/// clamped to `[lo, hi]` as an integer.
+///
+/// `FULL`: the target has the whole range of `D` (not a sub-byte type).
+#[inline(always)]
+#[allow(clippy::cast_possible_truncation)]
+fn narrow<S: FloatElem + MapKey, D: IntElem, const MODE: u8, const FULL: bool>(
+    src: &[S],
+    dst: &mut [D],
+    entries: &[Entry<S, D>],
+    clamp: bool,
+    target: IntTarget,
+) -> Result<(), usize> {
+    // |bounds| <= 2^16: exact as i32, f32 and f64.
+    let (lo, hi) = if FULL {
+        (D::MIN as i32, D::MAX as i32)
+    } else {
+        (target.lo as i32, target.hi as i32)
+    };
+    let lo_outside = S::Wide::from_f64_exact(f64::from(lo - 1));
+    let hi_outside = S::Wide::from_f64_exact(f64::from(hi + 1));
+    run(src, dst, entries, move |x| {
+        let w = x.widen();
+        // NaN fails the first compare and becomes `lo - 1`: out of range,
+        // so it fails below (or is mapped). Strict compares, so that each
+        // select is one `maxps` / `minps` (which return the second operand
+        // for NaN and for equal operands).
+        let c = if w > lo_outside { w } else { lo_outside };
+        let c = if c < hi_outside { c } else { hi_outside };
+        // SAFETY: `c` is not NaN and within [lo - 1, hi + 1], so its
+        // magnitude is at most 2^16 + 1 < 2^21.
+        let r = unsafe { c.round_small_to_i32::<MODE>() };
+        let in_range = (r >= lo) & (r <= hi);
+        let v = D::from_i128_wrapping(i128::from(r.max(lo).min(hi)));
+        // Clamping never applies to NaN or infinity (the spec requires a map).
+        (v, !in_range & (!clamp | !w.is_finite()))
     })
 }

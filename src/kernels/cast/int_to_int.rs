@@ -24,6 +24,13 @@ pub(crate) fn int_to_int<S: IntElem + MapKey, D: IntElem>(
     out_of_range: Option<OutOfRangeMode>,
     target: IntTarget,
 ) -> Result<(), usize> {
+    if target.lo <= S::MIN && S::MAX <= target.hi {
+        // Every source value is in range (e.g. uint8 -> uint16), so no rule
+        // applies: a plain widening, without the compares and clamp below.
+        return run(src, dst, entries, move |x| {
+            (D::from_i128_wrapping(x.to_i128()), false)
+        });
+    }
     if out_of_range == Some(OutOfRangeMode::Wrap) {
         return run(src, dst, entries, move |x| {
             let v = wrap_to_bits(x.to_i128(), target.bits, target.signed);

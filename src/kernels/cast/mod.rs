@@ -11,6 +11,8 @@
 //! then exact values, then rounding (in the source precision) followed by the
 //! `out_of_range` rule; anything left is an error.
 
+#[cfg(test)]
+mod dispatch_tests;
 mod driver;
 mod elements;
 mod float_to_float;

@@ -42,11 +42,17 @@
 //!
 //! # Performance
 //!
-//! Each entry point picks one monomorphised kernel per call. Chunks are
-//! processed in blocks through a stack buffer with a branch-free pass that
+//! Each entry point picks one monomorphised kernel per call, and runs its loop
+//! through the crate's runtime dispatch, i.e. with AVX2 where the CPU has it
+//! (twice the lanes, and for decoding twice the divider width; still plain
+//! IEEE division, so the results are identical). Kernels that can fail process the
+//! chunk in blocks through a stack buffer with a branch-free pass that
 //! accumulates an error flag; only when the flag is set is the block scanned
 //! again for the first offending element (whose input is still intact, since a
-//! block is written back only when it is error-free). `float16` is rounded with
+//! block is written back only when it is error-free). `float32` / `float64`
+//! cannot fail, so they write their results directly. The `_into` entry
+//! points read one buffer and append to another, so a caller holding borrowed
+//! input needs one pass instead of a copy plus an in-place pass. `float16` is rounded with
 //! `half`'s slice conversions (hardware instructions where available),
 //! `bfloat16` with branch-free bit arithmetic in `f32` registers. Small floats
 //! and integer division of one-byte types use a 256-entry lookup table for
@@ -58,6 +64,7 @@ use half::{bf16, f16};
 
 use crate::kernels::minifloat::{MiniFloatFormat, MiniRound};
 use crate::kernels::rounding::RoundingMode;
+use crate::kernels::simd;
 use crate::numeric::{NumericType, Value};
 
 /// An error from the `scale_offset` kernels.
@@ -142,6 +149,44 @@ pub fn decode_bytes(
     scale: &[u8],
 ) -> Result<(), ScaleOffsetError> {
     apply_bytes(Direction::Decode, data_type, bytes, offset, scale)
+}
+
+/// Append `(x - offset) * scale` of every native-endian element of `src` to
+/// `dst`, leaving `src` as it is.
+///
+/// The same as copying `src` to the end of `dst` and calling [`encode_bytes`]
+/// on the copy, in one pass instead of two. `src` need not be aligned; the
+/// output is aligned if the end of `dst` is.
+///
+/// # Errors
+/// As [`encode_bytes`]; on error `dst` is truncated back to its original
+/// length.
+pub fn encode_bytes_into(
+    data_type: NumericType,
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    offset: &[u8],
+    scale: &[u8],
+) -> Result<(), ScaleOffsetError> {
+    apply_bytes_into(Direction::Encode, data_type, src, dst, offset, scale)
+}
+
+/// Append `x / scale + offset` of every native-endian element of `src` to
+/// `dst`, leaving `src` as it is.
+///
+/// See [`encode_bytes_into`] for the arguments.
+///
+/// # Errors
+/// As [`decode_bytes`]; on error `dst` is truncated back to its original
+/// length.
+pub fn decode_bytes_into(
+    data_type: NumericType,
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    offset: &[u8],
+    scale: &[u8],
+) -> Result<(), ScaleOffsetError> {
+    apply_bytes_into(Direction::Decode, data_type, src, dst, offset, scale)
 }
 
 /// `true` if `offset` / `scale` (as for [`encode_bytes`]) make the codec the
@@ -240,6 +285,32 @@ fn apply_bytes(
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), ScaleOffsetError> {
+    apply(direction, data_type, Io::InPlace(bytes), offset, scale)
+}
+
+fn apply_bytes_into(
+    direction: Direction,
+    data_type: NumericType,
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    offset: &[u8],
+    scale: &[u8],
+) -> Result<(), ScaleOffsetError> {
+    let len = dst.len();
+    let result = apply(direction, data_type, Io::Append { src, dst }, offset, scale);
+    if result.is_err() {
+        dst.truncate(len);
+    }
+    result
+}
+
+fn apply(
+    direction: Direction,
+    data_type: NumericType,
+    mut io: Io<'_>,
+    offset: &[u8],
+    scale: &[u8],
+) -> Result<(), ScaleOffsetError> {
     let size = data_type.size();
     for (field, value) in [("offset", offset), ("scale", scale)] {
         if !value.is_empty() && value.len() != size {
@@ -250,13 +321,12 @@ fn apply_bytes(
             });
         }
     }
-    if !bytes.len().is_multiple_of(size) {
-        return Err(ScaleOffsetError::DataLength {
-            len: bytes.len(),
-            data_type,
-        });
+    let len = io.input().len();
+    if !len.is_multiple_of(size) {
+        return Err(ScaleOffsetError::DataLength { len, data_type });
     }
     if is_identity(data_type, offset, scale) {
+        io.copy();
         return Ok(());
     }
     let one;
@@ -274,7 +344,7 @@ fn apply_bytes(
     if matches!(scale_value, Value::Int(0)) || matches!(scale_value, Value::Float(v) if v == 0.0) {
         return Err(ScaleOffsetError::ZeroScale);
     }
-    if bytes.is_empty() {
+    if len == 0 {
         return Ok(());
     }
     let offset = (!offset.is_empty()).then_some(offset);
@@ -284,11 +354,11 @@ fn apply_bytes(
         None => Value::Int(0),
     };
 
-    let result = dispatch(direction, data_type, bytes, offset, scale);
+    let result = run_kernel(direction, data_type, io.reborrow(), offset, scale);
     result.map_err(|index| {
         // The block holding the offending element was not written back, so its
-        // input is still in `bytes`.
-        let x = data_type.read_value(&bytes[index * size..(index + 1) * size]);
+        // input is still intact.
+        let x = data_type.read_value(&io.input()[index * size..(index + 1) * size]);
         let reason = explain(direction, data_type, x, offset_value, scale_value);
         ScaleOffsetError::Element {
             index,
@@ -300,10 +370,10 @@ fn apply_bytes(
 
 /// Run the kernel for `data_type`; `Err(index)` names the first bad element.
 /// An offset of `None` is zero.
-fn dispatch(
+fn run_kernel(
     direction: Direction,
     data_type: NumericType,
-    bytes: &mut [u8],
+    io: Io<'_>,
     offset_or_zero: Option<&[u8]>,
     scale: &[u8],
 ) -> Result<(), usize> {
@@ -312,24 +382,26 @@ fn dispatch(
     // All-zero bits are zero in every type except `float8_e8m0fnu`, which is
     // handled through `offset_or_zero` below.
     let offset = offset_or_zero.unwrap_or(&[0u8; 8][..data_type.size()]);
+    // The closures are `move`: `Drive` must hold plain values, not references
+    // (see `simd`).
     match data_type {
         N::Int2 | N::Int4 | N::Int8 => {
             let (lo, hi) = narrow_range(data_type);
             let (lo, hi) = (lo as i8, hi as i8);
             let (off, sc) = (offset[0] as i8, scale[0] as i8);
             if enc {
-                drive(bytes, |b| {
+                drive_simd(io, move |b: u8| {
                     let (r, bad) = i8::enc(b as i8, off, sc, lo, hi);
                     (r as u8, bad)
                 })
             } else if sc == 1 {
-                drive(bytes, |b| {
+                drive_simd(io, move |b: u8| {
                     let (r, bad) = i8::dec_add(b as i8, off, lo, hi);
                     (r as u8, bad)
                 })
             } else {
                 // Division does not vectorise: a table is faster.
-                byte_kernel(bytes, |b| {
+                byte_kernel(io, move |b| {
                     let (r, bad) = i8::dec(b as i8, off, sc, lo, hi);
                     (r as u8, bad)
                 })
@@ -340,30 +412,30 @@ fn dispatch(
             let (lo, hi) = (lo as u8, hi as u8);
             let (off, sc) = (offset[0], scale[0]);
             if enc {
-                drive(bytes, |b| u8::enc(b, off, sc, lo, hi))
+                drive_simd(io, move |b: u8| u8::enc(b, off, sc, lo, hi))
             } else if sc == 1 {
-                drive(bytes, |b| u8::dec_add(b, off, lo, hi))
+                drive_simd(io, move |b: u8| u8::dec_add(b, off, lo, hi))
             } else {
-                byte_kernel(bytes, |b| u8::dec(b, off, sc, lo, hi))
+                byte_kernel(io, move |b| u8::dec(b, off, sc, lo, hi))
             }
         }
-        N::Int16 => int_kernel::<i16>(enc, bytes, offset, scale),
-        N::Int32 => int_kernel::<i32>(enc, bytes, offset, scale),
-        N::Int64 => int_kernel::<i64>(enc, bytes, offset, scale),
-        N::UInt16 => int_kernel::<u16>(enc, bytes, offset, scale),
-        N::UInt32 => int_kernel::<u32>(enc, bytes, offset, scale),
-        N::UInt64 => int_kernel::<u64>(enc, bytes, offset, scale),
-        N::Float32 => float_kernel::<f32>(enc, bytes, offset, scale),
-        N::Float64 => float_kernel::<f64>(enc, bytes, offset, scale),
-        N::Float16 => half_kernel::<f16>(enc, bytes, offset, scale),
-        N::BFloat16 => half_kernel::<bf16>(enc, bytes, offset, scale),
+        N::Int16 => int_kernel::<i16>(enc, io, offset, scale),
+        N::Int32 => int_kernel::<i32>(enc, io, offset, scale),
+        N::Int64 => int_kernel::<i64>(enc, io, offset, scale),
+        N::UInt16 => int_kernel::<u16>(enc, io, offset, scale),
+        N::UInt32 => int_kernel::<u32>(enc, io, offset, scale),
+        N::UInt64 => int_kernel::<u64>(enc, io, offset, scale),
+        N::Float32 => float_kernel::<f32>(enc, io, offset, scale),
+        N::Float64 => float_kernel::<f64>(enc, io, offset, scale),
+        N::Float16 => half_kernel::<f16>(enc, io, offset, scale),
+        N::BFloat16 => half_kernel::<bf16>(enc, io, offset, scale),
         N::Mini(format) => {
             let off = offset_or_zero.map_or(0.0, |offset| format.to_f64(offset[0]));
             let sc = format.to_f64(scale[0]);
             if enc {
-                byte_kernel(bytes, |b| mini_step(format, b, |x| x - off, |d| d * sc))
+                byte_kernel(io, |b| mini_step(format, b, |x| x - off, |d| d * sc))
             } else {
-                byte_kernel(bytes, |b| mini_step(format, b, |x| x / sc, |q| q + off))
+                byte_kernel(io, |b| mini_step(format, b, |x| x / sc, |q| q + off))
             }
         }
     }
@@ -376,73 +448,235 @@ fn narrow_range(data_type: NumericType) -> (i16, i16) {
     (lo as i16, hi as i16)
 }
 
-/// View `bytes` as `[T]` (copying through an aligned buffer if unaligned) and
-/// run `f` over it.
-fn with_typed<T: bytemuck::Pod>(
-    bytes: &mut [u8],
-    f: impl FnOnce(&mut [T]) -> Result<(), usize>,
-) -> Result<(), usize> {
-    if let Ok(data) = bytemuck::try_cast_slice_mut::<u8, T>(bytes) {
-        return f(data);
-    }
-    // Unaligned (the length was checked by the caller).
-    let mut data: Vec<T> = bytes
-        .chunks_exact(size_of::<T>())
-        .map(bytemuck::pod_read_unaligned)
-        .collect();
-    f(&mut data)?;
-    bytes.copy_from_slice(bytemuck::cast_slice(&data));
-    Ok(())
-}
-
 fn read<T: bytemuck::Pod>(bytes: &[u8]) -> T {
     bytemuck::pod_read_unaligned(bytes)
 }
 
 // ---------------------------------------------------------------------------
-// The block driver
+// The block drivers
 // ---------------------------------------------------------------------------
 
-/// Elements per block of the stack buffer.
+/// Elements per block of the stack buffers.
 const BLOCK: usize = 512;
 
-/// Map every element of `data` through `f` (`(result, bad)`), block by block.
-///
-/// A block is written back only if none of its elements is bad; otherwise the
-/// index of the first bad element is returned and the block is left intact.
+/// Where a driver reads the elements and puts the results.
+enum Io<'a> {
+    /// Overwrite the input, a block at a time.
+    InPlace(&'a mut [u8]),
+    /// Append the results to `dst` and leave `src` alone: one pass over
+    /// memory instead of a copy followed by an in-place pass.
+    Append {
+        /// The input.
+        src: &'a [u8],
+        /// Where the results go.
+        dst: &'a mut Vec<u8>,
+    },
+}
+
+impl Io<'_> {
+    /// The same buffers for a shorter time, so that the input can be read
+    /// after a driver has consumed the reborrow.
+    fn reborrow(&mut self) -> Io<'_> {
+        match self {
+            Io::InPlace(bytes) => Io::InPlace(bytes),
+            Io::Append { src, dst } => Io::Append { src, dst },
+        }
+    }
+
+    /// The whole input; its blocks are intact up to the first bad element.
+    #[inline(always)]
+    fn input(&self) -> &[u8] {
+        match self {
+            Io::InPlace(bytes) => bytes,
+            Io::Append { src, .. } => src,
+        }
+    }
+
+    /// The identity transformation.
+    fn copy(self) {
+        if let Io::Append { src, dst } = self {
+            dst.extend_from_slice(src);
+        }
+    }
+
+    /// Reserve room for the whole output at once.
+    #[inline(always)]
+    fn reserve(&mut self) {
+        if let Io::Append { src, dst } = self {
+            dst.reserve(src.len());
+        }
+    }
+
+    /// The input elements in `range` (bytes) as `[T]`: the bytes themselves
+    /// if aligned, otherwise copied into `scratch`.
+    #[inline(always)]
+    fn block<'s, T: bytemuck::Pod>(
+        &'s self,
+        range: std::ops::Range<usize>,
+        scratch: &'s mut [T; BLOCK],
+    ) -> &'s [T] {
+        let bytes = &self.input()[range];
+        match bytemuck::try_cast_slice(bytes) {
+            Ok(xs) => xs,
+            Err(_) => {
+                let xs = &mut scratch[..bytes.len() / size_of::<T>()];
+                bytemuck::cast_slice_mut(xs).copy_from_slice(bytes);
+                xs
+            }
+        }
+    }
+
+    /// Put the results of the block at `range` (bytes).
+    #[inline(always)]
+    fn put<T: bytemuck::Pod>(&mut self, range: std::ops::Range<usize>, out: &[T]) {
+        let out: &[u8] = bytemuck::cast_slice(out);
+        match self {
+            Io::InPlace(bytes) => bytes[range].copy_from_slice(out),
+            Io::Append { dst, .. } => dst.extend_from_slice(out),
+        }
+    }
+}
+
+/// Byte ranges of the blocks of `len` bytes of `T`.
 #[inline(always)]
-fn drive<T: bytemuck::Pod, F: Fn(T) -> (T, bool)>(data: &mut [T], f: F) -> Result<(), usize> {
+fn block_ranges<T>(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let step = BLOCK * size_of::<T>();
+    (0..len)
+        .step_by(step)
+        .map(move |start| start..len.min(start + step))
+}
+
+/// Map every element through `f` (`(result, bad)`), block by block.
+///
+/// A block's results are put only if none of its elements is bad; otherwise
+/// the index of the first bad element is returned and the block is left
+/// intact.
+#[inline(always)]
+fn drive<T: bytemuck::Pod, F: Fn(T) -> (T, bool)>(mut io: Io<'_>, f: F) -> Result<(), usize> {
+    io.reserve();
+    let mut scratch = [T::zeroed(); BLOCK];
     let mut buffer = [T::zeroed(); BLOCK];
-    for (block_index, block) in data.chunks_mut(BLOCK).enumerate() {
-        let out = &mut buffer[..block.len()];
+    for (block_index, range) in block_ranges::<T>(io.input().len()).enumerate() {
+        let xs = io.block(range.clone(), &mut scratch);
+        let out = &mut buffer[..xs.len()];
         let mut bad = false;
-        for (o, &x) in out.iter_mut().zip(block.iter()) {
+        for (o, &x) in out.iter_mut().zip(xs) {
             let (r, b) = f(x);
             *o = r;
             bad |= b;
         }
         if bad {
-            let i = block.iter().position(|&x| f(x).1).unwrap_or(0);
+            let i = xs.iter().position(|&x| f(x).1).unwrap_or(0);
             return Err(block_index * BLOCK + i);
         }
-        block.copy_from_slice(out);
+        io.put(range, out);
     }
     Ok(())
+}
+
+/// [`drive`] for an `f` that cannot fail: in place (and aligned) there is no
+/// input to keep, so the elements are overwritten directly instead of going
+/// through the stack buffer, which saves a copy of every block.
+#[inline(always)]
+fn drive_infallible<T: bytemuck::Pod, F: Fn(T) -> T>(io: Io<'_>, f: F) -> Result<(), usize> {
+    match io {
+        Io::InPlace(bytes) => {
+            if let Ok(data) = bytemuck::try_cast_slice_mut::<u8, T>(&mut *bytes) {
+                for x in data {
+                    *x = f(*x);
+                }
+                return Ok(());
+            }
+            drive(Io::InPlace(bytes), move |x| (f(x), false))
+        }
+        Io::Append { src, dst } => {
+            dst.reserve(src.len());
+            let spare = &mut dst.spare_capacity_mut()[..src.len()];
+            if let Ok(xs) = bytemuck::try_cast_slice::<u8, T>(src)
+                && spare.as_ptr().cast::<T>().is_aligned()
+            {
+                // SAFETY: `spare` is `src.len()` bytes of `dst`'s allocation,
+                // aligned for `T` (checked), so it holds `xs.len()` values of
+                // `T`, which are plain data; `MaybeUninit<T>` has the layout
+                // of `T`.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        spare.as_mut_ptr().cast::<std::mem::MaybeUninit<T>>(),
+                        xs.len(),
+                    )
+                };
+                for (o, &x) in out.iter_mut().zip(xs) {
+                    o.write(f(x));
+                }
+                // SAFETY: the loop initialised all `src.len()` bytes after the
+                // old length, within the capacity reserved above.
+                unsafe { dst.set_len(dst.len() + src.len()) };
+                return Ok(());
+            }
+            drive(Io::Append { src, dst }, move |x| (f(x), false))
+        }
+    }
+}
+
+/// [`drive_infallible`] as a [`simd::Kernel`].
+struct DriveInfallible<'a, T, F> {
+    io: Io<'a>,
+    f: F,
+    element: std::marker::PhantomData<T>,
+}
+
+impl<T: bytemuck::Pod, F: Fn(T) -> T> simd::Kernel for DriveInfallible<'_, T, F> {
+    type Output = Result<(), usize>;
+
+    #[inline(always)]
+    fn run(self) -> Result<(), usize> {
+        drive_infallible(self.io, self.f)
+    }
+}
+
+/// [`drive`] as a [`simd::Kernel`]: `f` is held by value, so that its
+/// captures are known not to alias the output.
+struct Drive<'a, T, F> {
+    io: Io<'a>,
+    f: F,
+    element: std::marker::PhantomData<T>,
+}
+
+impl<T: bytemuck::Pod, F: Fn(T) -> (T, bool)> simd::Kernel for Drive<'_, T, F> {
+    type Output = Result<(), usize>;
+
+    #[inline(always)]
+    fn run(self) -> Result<(), usize> {
+        drive(self.io, self.f)
+    }
+}
+
+/// [`drive`], compiled for AVX2 where the CPU has it. `f` and what it calls
+/// must be `#[inline(always)]` (or trivial) to benefit.
+#[inline(always)]
+fn drive_simd<T: bytemuck::Pod, F: Fn(T) -> (T, bool)>(io: Io<'_>, f: F) -> Result<(), usize> {
+    simd::dispatch(Drive {
+        io,
+        f,
+        element: std::marker::PhantomData,
+    })
 }
 
 /// One-byte types whose arithmetic does not vectorise (division, small
 /// floats): through a 256-entry lookup table for large chunks.
 #[inline(always)]
-fn byte_kernel<F: Fn(u8) -> (u8, bool)>(bytes: &mut [u8], f: F) -> Result<(), usize> {
-    if bytes.len() < 256 {
-        return drive(bytes, f);
+fn byte_kernel<F: Fn(u8) -> (u8, bool)>(io: Io<'_>, f: F) -> Result<(), usize> {
+    if io.input().len() < 256 {
+        return drive(io, f);
     }
     let mut values = [0u8; 256];
     let mut bad = [false; 256];
     for b in 0..=255u8 {
         (values[usize::from(b)], bad[usize::from(b)]) = f(b);
     }
-    drive(bytes, |b| (values[usize::from(b)], bad[usize::from(b)]))
+    drive_simd(io, move |b: u8| {
+        (values[usize::from(b)], bad[usize::from(b)])
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -574,21 +808,19 @@ int_64!(u64);
 /// Multi-byte integer types (always their full range).
 fn int_kernel<T: IntArith>(
     enc: bool,
-    bytes: &mut [u8],
+    io: Io<'_>,
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), usize> {
     let (off, sc): (T, T) = (read(offset), read(scale));
     let (lo, hi) = (T::MIN, T::MAX);
-    with_typed::<T>(bytes, |data| {
-        if enc {
-            drive(data, |x| T::enc(x, off, sc, lo, hi))
-        } else if sc == T::ONE {
-            drive(data, |x| T::dec_add(x, off, lo, hi))
-        } else {
-            drive(data, |x| T::dec(x, off, sc, lo, hi))
-        }
-    })
+    if enc {
+        drive_simd(io, move |x| T::enc(x, off, sc, lo, hi))
+    } else if sc == T::ONE {
+        drive_simd(io, move |x| T::dec_add(x, off, lo, hi))
+    } else {
+        drive_simd(io, move |x| T::dec(x, off, sc, lo, hi))
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -608,21 +840,32 @@ impl FloatArith for f32 {}
 
 impl FloatArith for f64 {}
 
+/// `float32` / `float64`. The division stays a division (no multiplication
+/// by `1 / scale`, no fused multiply-add), so every result is the correctly
+/// rounded IEEE result of each step, with or without AVX2; AVX2 only makes
+/// the divider twice as wide, which is what limits decoding.
 fn float_kernel<T: FloatArith>(
     enc: bool,
-    bytes: &mut [u8],
+    io: Io<'_>,
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), usize> {
     let (off, sc): (T, T) = (read(offset), read(scale));
-    with_typed::<T>(bytes, |data| {
-        if enc {
-            // IEEE arithmetic: overflow gives ±infinity, as in zarr-python.
-            drive(data, |x| ((x - off) * sc, false))
-        } else {
-            drive(data, |x| (x / sc + off, false))
-        }
-    })
+    // IEEE arithmetic: overflow gives ±infinity, as in zarr-python, so no
+    // element fails.
+    if enc {
+        simd::dispatch(DriveInfallible {
+            io,
+            f: move |x: T| (x - off) * sc,
+            element: std::marker::PhantomData,
+        })
+    } else {
+        simd::dispatch(DriveInfallible {
+            io,
+            f: move |x: T| x / sc + off,
+            element: std::marker::PhantomData,
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -699,20 +942,48 @@ impl HalfArith for bf16 {
 
 fn half_kernel<H: HalfArith>(
     enc: bool,
-    bytes: &mut [u8],
+    io: Io<'_>,
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), usize> {
     let mut pair = [0f32; 2];
     H::widen(&[read::<H>(offset), read::<H>(scale)], &mut pair);
     let [off, sc] = pair;
-    with_typed::<H>(bytes, |data| {
-        if enc {
-            half_blocks::<H, true>(data, off, sc)
-        } else {
-            half_blocks::<H, false>(data, off, sc)
+    if enc {
+        simd::dispatch(HalfBlocks::<H, true>::new(io, off, sc))
+    } else {
+        simd::dispatch(HalfBlocks::<H, false>::new(io, off, sc))
+    }
+}
+
+/// [`half_blocks`] as a [`simd::Kernel`]. `float16`'s conversions are
+/// `half`'s own (with their own CPU detection); the arithmetic and
+/// `bfloat16`'s rounding get AVX2.
+struct HalfBlocks<'a, H, const ENC: bool> {
+    io: Io<'a>,
+    off: f32,
+    sc: f32,
+    element: std::marker::PhantomData<H>,
+}
+
+impl<'a, H, const ENC: bool> HalfBlocks<'a, H, ENC> {
+    fn new(io: Io<'a>, off: f32, sc: f32) -> Self {
+        Self {
+            io,
+            off,
+            sc,
+            element: std::marker::PhantomData,
         }
-    })
+    }
+}
+
+impl<H: HalfArith, const ENC: bool> simd::Kernel for HalfBlocks<'_, H, ENC> {
+    type Output = Result<(), usize>;
+
+    #[inline(always)]
+    fn run(self) -> Result<(), usize> {
+        half_blocks::<H, ENC>(self.io, self.off, self.sc)
+    }
 }
 
 /// `float16` / `bfloat16` through `f32` blocks, rounding to `H` after each
@@ -721,14 +992,17 @@ fn half_kernel<H: HalfArith>(
 /// operation (and what numpy computes for `float16`).
 #[inline(always)]
 fn half_blocks<H: HalfArith, const ENC: bool>(
-    data: &mut [H],
+    mut io: Io<'_>,
     off: f32,
     sc: f32,
 ) -> Result<(), usize> {
+    io.reserve();
+    let mut scratch = [H::zeroed(); BLOCK];
     let mut xs = [0f32; BLOCK];
     let mut ts = [0f32; BLOCK];
     let mut out = [H::zeroed(); BLOCK];
-    for block in data.chunks_mut(BLOCK) {
+    for range in block_ranges::<H>(io.input().len()) {
+        let block = io.block(range.clone(), &mut scratch);
         let n = block.len();
         let (xs, ts, out) = (&mut xs[..n], &mut ts[..n], &mut out[..n]);
         H::widen(block, xs);
@@ -741,7 +1015,7 @@ fn half_blocks<H: HalfArith, const ENC: bool>(
         }
         // IEEE arithmetic: overflow gives ±infinity, as in zarr-python.
         H::narrow(ts, out);
-        block.copy_from_slice(out);
+        io.put(range, out);
     }
     Ok(())
 }
@@ -1321,6 +1595,335 @@ mod tests {
                 round_bf16(x)
             );
         }
+    }
+
+    /// `data_type` elements of `input` through every way in: in place and
+    /// appended, aligned and not, with the AVX2 copy (where the CPU has it)
+    /// and forced to baseline x86-64. All must agree; the common result is
+    /// returned.
+    fn every_way(
+        direction: Direction,
+        data_type: NumericType,
+        input: &[u8],
+        offset: &[u8],
+        scale: &[u8],
+    ) -> Result<Vec<u8>, ScaleOffsetError> {
+        let in_place = |shift: usize| {
+            let mut storage = vec![0u8; input.len() + shift];
+            let bytes = &mut storage[shift..];
+            bytes.copy_from_slice(input);
+            apply_bytes(direction, data_type, bytes, offset, scale).map(|()| bytes.to_vec())
+        };
+        // `prefix` bytes already in `dst`: the results go after them, at an
+        // aligned (0, 8) or unaligned (3) address.
+        let appended = |shift: usize, prefix: usize| {
+            let mut storage = vec![0u8; input.len() + shift];
+            storage[shift..].copy_from_slice(input);
+            let mut dst = vec![0xa5u8; prefix];
+            let result = apply_bytes_into(
+                direction,
+                data_type,
+                &storage[shift..],
+                &mut dst,
+                offset,
+                scale,
+            );
+            assert!(dst[..prefix].iter().all(|&b| b == 0xa5));
+            if result.is_err() {
+                assert_eq!(dst.len(), prefix, "dst is restored on error");
+            }
+            assert_eq!(&storage[shift..], input, "src is left alone");
+            result.map(|()| dst[prefix..].to_vec())
+        };
+        let all_ways = || {
+            [
+                in_place(0),
+                in_place(1),
+                appended(0, 0),
+                appended(0, 8),
+                appended(0, 3),
+                appended(1, 0),
+            ]
+        };
+        let mut results = all_ways().to_vec();
+        results.extend(simd::portable(all_ways));
+        let bits = |r: &Result<Vec<u8>, ScaleOffsetError>| r.clone().map_err(|e| e.to_string());
+        for (way, result) in results.iter().enumerate() {
+            assert_eq!(bits(result), bits(&results[0]), "way {way} of {data_type}");
+        }
+        results.swap_remove(0)
+    }
+
+    /// More than one block and not a whole number of blocks.
+    const EDGE_LEN: usize = 3 * BLOCK + 7;
+
+    /// IEEE special values (zeros, subnormals, extremes, infinities, NaN)
+    /// followed by random bit patterns (from `bits`), `EDGE_LEN` in all.
+    fn float_edge_values<T: Copy>(specials: &[T], bits: impl Fn(u64) -> T) -> Vec<T> {
+        let mut rng = 0x0123_4567_89ab_cdefu64;
+        let mut values = specials.to_vec();
+        while values.len() < EDGE_LEN {
+            rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            values.push(bits(z ^ (z >> 31)));
+        }
+        values
+    }
+
+    macro_rules! float_every_way_test {
+        ($name:ident, $t:ty, $data_type:expr, $to_bits:ident, $from_bits:ident) => {
+            #[test]
+            fn $name() {
+                let specials: Vec<$t> = vec![
+                    0.0,
+                    -0.0,
+                    1.0,
+                    -1.0,
+                    0.1,
+                    <$t>::MIN_POSITIVE,
+                    <$t>::from_bits(1),
+                    -<$t>::from_bits(1),
+                    <$t>::MAX,
+                    <$t>::MIN,
+                    <$t>::INFINITY,
+                    <$t>::NEG_INFINITY,
+                    <$t>::NAN,
+                    -<$t>::NAN,
+                    <$t>::EPSILON,
+                    1e30,
+                    -1e-30,
+                ];
+                #[allow(clippy::cast_possible_truncation)]
+                let input = float_edge_values(&specials, |z| <$t>::$from_bits(z as _));
+                let bytes: Vec<u8> = bytemuck::cast_slice(&input).to_vec();
+                // Including scales and offsets that overflow, underflow to
+                // subnormals, a negative zero offset and a NaN offset.
+                let pairs: [($t, $t); 7] = [
+                    (-10.0, 0.1),
+                    (3.5, -3.0),
+                    (0.0, 1e-30),
+                    (-1.0, 1e30),
+                    (-0.0, 1.0),
+                    (<$t>::NAN, 2.0),
+                    (1.0, <$t>::MIN_POSITIVE),
+                ];
+                for (off, sc) in pairs {
+                    for direction in [Direction::Encode, Direction::Decode] {
+                        let out = every_way(
+                            direction,
+                            $data_type,
+                            &bytes,
+                            &off.to_ne_bytes(),
+                            &sc.to_ne_bytes(),
+                        )
+                        .unwrap();
+                        let out: Vec<$t> = elements(&out);
+                        for (i, (&x, &y)) in input.iter().zip(&out).enumerate() {
+                            // The scalar IEEE reference, one operation at a time.
+                            let expected = match direction {
+                                Direction::Encode => (x - off) * sc,
+                                Direction::Decode => x / sc + off,
+                            };
+                            assert!(
+                                (expected.is_nan() && y.is_nan())
+                                    || expected.$to_bits() == y.$to_bits(),
+                                "{direction:?} {i}: {x:e} with ({off}, {sc}): {y:e}, expected \
+                                 {expected:e}"
+                            );
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    float_every_way_test!(
+        float32_every_way_matches_scalar_ieee,
+        f32,
+        NumericType::Float32,
+        to_bits,
+        from_bits
+    );
+    float_every_way_test!(
+        float64_every_way_matches_scalar_ieee,
+        f64,
+        NumericType::Float64,
+        to_bits,
+        from_bits
+    );
+
+    /// Native-endian bytes to elements.
+    fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+        bytes
+            .chunks_exact(size_of::<T>())
+            .map(bytemuck::pod_read_unaligned)
+            .collect()
+    }
+
+    #[test]
+    fn half_types_every_way_match_half() {
+        // Every bit pattern, rounded after each step by `half` (in f64).
+        let patterns: Vec<u16> = (0..=u16::MAX).collect();
+        let bytes: Vec<u8> = bytemuck::cast_slice(&patterns).to_vec();
+        for (off, sc) in [(-10.0f32, 0.1f32), (0.5, -3.0), (1.0, 1000.0)] {
+            for direction in [Direction::Encode, Direction::Decode] {
+                // The offset and scale as the type holds them.
+                let step = |x: f64, round: &dyn Fn(f64) -> f64| -> f64 {
+                    let (off, sc) = (round(f64::from(off)), round(f64::from(sc)));
+                    match direction {
+                        Direction::Encode => round(round(x - off) * sc),
+                        Direction::Decode => round(round(x / sc) + off),
+                    }
+                };
+                let out = every_way(
+                    direction,
+                    NumericType::Float16,
+                    &bytes,
+                    &f16::from_f32(off).to_ne_bytes(),
+                    &f16::from_f32(sc).to_ne_bytes(),
+                )
+                .unwrap();
+                for (&p, y) in patterns.iter().zip(elements::<f16>(&out)) {
+                    let x = f16::from_bits(p).to_f64();
+                    let expected = f16::from_f64(step(x, &|v| f16::from_f64(v).to_f64()));
+                    assert!(
+                        (expected.is_nan() && y.is_nan()) || expected.to_bits() == y.to_bits(),
+                        "float16 {direction:?} {x:e}: {y} vs {expected}"
+                    );
+                }
+                let out = every_way(
+                    direction,
+                    NumericType::BFloat16,
+                    &bytes,
+                    &bf16::from_f32(off).to_ne_bytes(),
+                    &bf16::from_f32(sc).to_ne_bytes(),
+                )
+                .unwrap();
+                for (&p, y) in patterns.iter().zip(elements::<bf16>(&out)) {
+                    let x = bf16::from_bits(p).to_f64();
+                    let expected = bf16::from_f64(step(x, &|v| bf16::from_f64(v).to_f64()));
+                    assert!(
+                        (expected.is_nan() && y.is_nan()) || expected.to_bits() == y.to_bits(),
+                        "bfloat16 {direction:?} {x:e}: {y} vs {expected}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The exact integer reference: `None` if a step leaves `[lo, hi]` or the
+    /// division is not exact.
+    fn int_reference(
+        direction: Direction,
+        x: i128,
+        off: i128,
+        sc: i128,
+        lo: i128,
+        hi: i128,
+    ) -> Option<i128> {
+        let check = |v: i128| (lo..=hi).contains(&v).then_some(v);
+        match direction {
+            Direction::Encode => check(check(x - off)? * sc),
+            Direction::Decode => {
+                if x % sc != 0 {
+                    return None;
+                }
+                check(check(x / sc)? + off)
+            }
+        }
+    }
+
+    #[test]
+    fn int16_every_way_matches_exact_arithmetic() {
+        // Every int16 value, and parameters that fail for some of them.
+        let all: Vec<i16> = (i16::MIN..=i16::MAX).collect();
+        for (off, sc) in [(0i16, 1i16), (-10, 1), (100, 3), (i16::MIN, -1), (7, -2)] {
+            for direction in [Direction::Encode, Direction::Decode] {
+                // Without the failing elements (the whole chunk must succeed)...
+                let (lo, hi) = (i128::from(i16::MIN), i128::from(i16::MAX));
+                let reference =
+                    |x: i16| int_reference(direction, x.into(), off.into(), sc.into(), lo, hi);
+                let good: Vec<i16> = all
+                    .iter()
+                    .copied()
+                    .filter(|&x| reference(x).is_some())
+                    .collect();
+                let out = every_way(
+                    direction,
+                    NumericType::Int16,
+                    bytemuck::cast_slice(&good),
+                    &off.to_ne_bytes(),
+                    &sc.to_ne_bytes(),
+                );
+                if off == 0 && sc == 1 {
+                    assert_eq!(out.unwrap(), bytemuck::cast_slice::<i16, u8>(&good));
+                    continue;
+                }
+                for (&x, y) in good.iter().zip(elements::<i16>(&out.unwrap())) {
+                    assert_eq!(Some(i128::from(y)), reference(x), "{direction:?} {x}");
+                }
+                // ...and with them: the first one is named.
+                let Some(first_bad) = all.iter().position(|&x| reference(x).is_none()) else {
+                    continue;
+                };
+                let e = every_way(
+                    direction,
+                    NumericType::Int16,
+                    bytemuck::cast_slice(&all),
+                    &off.to_ne_bytes(),
+                    &sc.to_ne_bytes(),
+                )
+                .unwrap_err();
+                assert_eq!(err_index(e), first_bad, "{direction:?} ({off}, {sc})");
+            }
+        }
+    }
+
+    #[test]
+    fn uint8_every_way_matches_exact_arithmetic() {
+        // Long enough for the lookup table, every value several times.
+        let all: Vec<u8> = (0..EDGE_LEN).map(|i| (i * 7 % 256) as u8).collect();
+        for (off, sc) in [(10u8, 1u8), (10, 3), (0, 2), (200, 1)] {
+            for direction in [Direction::Encode, Direction::Decode] {
+                let reference =
+                    |x: u8| int_reference(direction, x.into(), off.into(), sc.into(), 0, 255);
+                let good: Vec<u8> = all
+                    .iter()
+                    .copied()
+                    .filter(|&x| reference(x).is_some())
+                    .collect();
+                let out = every_way(direction, NumericType::UInt8, &good, &[off], &[sc]).unwrap();
+                for (&x, &y) in good.iter().zip(&out) {
+                    assert_eq!(Some(i128::from(y)), reference(x), "{direction:?} {x}");
+                }
+                if let Some(first_bad) = all.iter().position(|&x| reference(x).is_none()) {
+                    let e =
+                        every_way(direction, NumericType::UInt8, &all, &[off], &[sc]).unwrap_err();
+                    assert_eq!(err_index(e), first_bad, "{direction:?} ({off}, {sc})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn appended_error_names_the_element_and_restores_dst() {
+        let src: Vec<u8> = (0..=255).collect();
+        let mut dst = vec![1, 2];
+        let e = encode_bytes_into(NumericType::UInt8, &src, &mut dst, &[0], &[2]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "element 128 = 128: (x - offset) * scale = 256 is outside the range [0, 255] of uint8"
+        );
+        assert_eq!(dst, [1, 2]);
+        // The identity appends a copy; length errors leave `dst` alone.
+        decode_bytes_into(NumericType::UInt16, &[1, 2], &mut dst, &[], &[]).unwrap();
+        assert_eq!(dst, [1, 2, 1, 2]);
+        assert!(
+            decode_bytes_into(NumericType::UInt16, &[1, 2, 3], &mut dst, &[], &[2, 0]).is_err()
+        );
+        assert_eq!(dst, [1, 2, 1, 2]);
     }
 
     #[test]

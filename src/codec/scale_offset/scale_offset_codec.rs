@@ -1,5 +1,6 @@
 //! The `scale_offset` codec: glue between zarrs and the kernels.
 
+use std::borrow::Cow;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -19,7 +20,9 @@ use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
     tolerant_fill_value,
 };
-use crate::kernels::scale_offset::{ScaleOffsetError, decode_bytes, encode_bytes, is_identity};
+use crate::kernels::scale_offset::{
+    ScaleOffsetError, decode_bytes, decode_bytes_into, encode_bytes, encode_bytes_into, is_identity,
+};
 use crate::numeric::{NumericType, Value};
 use crate::scalar::parse_scalar;
 
@@ -117,18 +120,36 @@ impl ScaleOffsetCodec {
     fn apply<'a>(
         &self,
         direction: Direction,
-        mut bytes: ArrayBytesRaw<'a>,
+        bytes: ArrayBytesRaw<'a>,
         data_type: NumericType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let (offset, scale) = self.scalars(data_type)?;
-        if !is_identity(data_type, &offset, &scale) {
-            let kernel = match direction {
-                Direction::Encode => encode_bytes,
-                Direction::Decode => decode_bytes,
-            };
-            kernel(data_type, bytes.to_mut(), &offset, &scale)
-                .map_err(|e| kernel_error(direction, data_type, &e))?;
+        if is_identity(data_type, &offset, &scale) {
+            return Ok(ArrayBytes::new_flen(bytes));
         }
+        let error = |e| kernel_error(direction, data_type, &e);
+        let bytes = match bytes {
+            // Read the borrowed input and write a new buffer in one pass,
+            // rather than copying it (`Cow::to_mut`) and then transforming the
+            // copy in place: that would be two passes over the chunk.
+            Cow::Borrowed(src) => {
+                let kernel = match direction {
+                    Direction::Encode => encode_bytes_into,
+                    Direction::Decode => decode_bytes_into,
+                };
+                let mut out = Vec::new();
+                kernel(data_type, src, &mut out, &offset, &scale).map_err(error)?;
+                Cow::Owned(out)
+            }
+            Cow::Owned(mut data) => {
+                let kernel = match direction {
+                    Direction::Encode => encode_bytes,
+                    Direction::Decode => decode_bytes,
+                };
+                kernel(data_type, &mut data, &offset, &scale).map_err(error)?;
+                Cow::Owned(data)
+            }
+        };
         Ok(ArrayBytes::new_flen(bytes))
     }
 

@@ -419,3 +419,66 @@ fn array_round_trip_through_a_store() {
         json!({ "name": "scale_offset", "configuration": { "offset": 5, "scale": 0.5 } })
     );
 }
+
+/// Borrowed input is transformed into a new buffer, owned input in place:
+/// both give the same bytes, and the same error naming the same element.
+#[test]
+fn borrowed_and_owned_input_agree() {
+    let options = CodecOptions::default();
+    let run = |codec: &ScaleOffsetCodec,
+               data_type: &DataType,
+               fill_value: &FillValue,
+               bytes: Vec<u8>,
+               n: u64,
+               decoding: bool| {
+        let apply = |input: ArrayBytes<'_>| {
+            let output = if decoding {
+                codec.decode(input, &shape(n), data_type, fill_value, &options)
+            } else {
+                codec.encode(input, &shape(n), data_type, fill_value, &options)
+            };
+            output
+                .map(|b| b.into_fixed().unwrap().into_owned())
+                .map_err(|e| e.to_string())
+        };
+        let borrowed = apply(ArrayBytes::new_flen(std::borrow::Cow::Borrowed(&bytes[..])));
+        let owned = apply(ArrayBytes::new_flen(std::borrow::Cow::Owned(bytes.clone())));
+        assert_eq!(borrowed, owned);
+        borrowed
+    };
+    // float64 over more than one block: (x - -10) * 0.1 and back.
+    let codec64 = codec(json!({ "offset": -10, "scale": 0.1 }));
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    let values: Vec<f64> = (0..1500).map(|i| f64::from(i) * 1.7 - 10.0).collect();
+    let bytes = bytemuck::cast_slice(&values).to_vec();
+    let encoded = run(&codec64, &dt, &fv, bytes, 1500, false).unwrap();
+    for (x, y) in values.iter().zip(elements::<f64>(&encoded)) {
+        assert_eq!(y.to_bits(), ((x - -10.0) * 0.1f64).to_bits());
+    }
+    let decoded = run(&codec64, &dt, &fv, encoded.clone(), 1500, true).unwrap();
+    for (x, y) in elements::<f64>(&encoded)
+        .iter()
+        .zip(elements::<f64>(&decoded))
+    {
+        assert_eq!(y.to_bits(), (x / 0.1 + -10.0f64).to_bits());
+    }
+    // uint16: the error names the first bad element, either way.
+    let codec16 = codec(json!({ "offset": 1000 }));
+    let (dt, fv) = (data_type::uint16(), FillValue::from(1000u16));
+    let mut values: Vec<u16> = vec![1000; 1200];
+    values[700] = 999;
+    values[900] = 5;
+    let e = run(
+        &codec16,
+        &dt,
+        &fv,
+        bytemuck::cast_slice(&values).to_vec(),
+        1200,
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "scale_offset: encoding uint16: element 700 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
+    );
+}

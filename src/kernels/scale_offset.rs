@@ -1777,38 +1777,31 @@ mod tests {
                         Direction::Decode => round(round(x / sc) + off),
                     }
                 };
-                let out = every_way(
-                    direction,
-                    NumericType::Float16,
-                    &bytes,
-                    &f16::from_f32(off).to_ne_bytes(),
-                    &f16::from_f32(sc).to_ne_bytes(),
-                )
-                .unwrap();
-                for (&p, y) in patterns.iter().zip(elements::<f16>(&out)) {
-                    let x = f16::from_bits(p).to_f64();
-                    let expected = f16::from_f64(step(x, &|v| f16::from_f64(v).to_f64()));
-                    assert!(
-                        (expected.is_nan() && y.is_nan()) || expected.to_bits() == y.to_bits(),
-                        "float16 {direction:?} {x:e}: {y} vs {expected}"
-                    );
+                // The same check for both types (no common trait in `half`).
+                macro_rules! check {
+                    ($T:ty, $data_type:expr, $name:literal) => {
+                        let out = every_way(
+                            direction,
+                            $data_type,
+                            &bytes,
+                            &<$T>::from_f32(off).to_ne_bytes(),
+                            &<$T>::from_f32(sc).to_ne_bytes(),
+                        )
+                        .unwrap();
+                        for (&p, y) in patterns.iter().zip(elements::<$T>(&out)) {
+                            let x = <$T>::from_bits(p).to_f64();
+                            let expected = <$T>::from_f64(step(x, &|v| <$T>::from_f64(v).to_f64()));
+                            assert!(
+                                (expected.is_nan() && y.is_nan())
+                                    || expected.to_bits() == y.to_bits(),
+                                "{} {direction:?} {x:e}: {y} vs {expected}",
+                                $name
+                            );
+                        }
+                    };
                 }
-                let out = every_way(
-                    direction,
-                    NumericType::BFloat16,
-                    &bytes,
-                    &bf16::from_f32(off).to_ne_bytes(),
-                    &bf16::from_f32(sc).to_ne_bytes(),
-                )
-                .unwrap();
-                for (&p, y) in patterns.iter().zip(elements::<bf16>(&out)) {
-                    let x = bf16::from_bits(p).to_f64();
-                    let expected = bf16::from_f64(step(x, &|v| bf16::from_f64(v).to_f64()));
-                    assert!(
-                        (expected.is_nan() && y.is_nan()) || expected.to_bits() == y.to_bits(),
-                        "bfloat16 {direction:?} {x:e}: {y} vs {expected}"
-                    );
-                }
+                check!(f16, NumericType::Float16, "float16");
+                check!(bf16, NumericType::BFloat16, "bfloat16");
             }
         }
     }

@@ -291,22 +291,14 @@ pub fn encode_offsets(
     // no per-byte capacity checks as in `extend` from a flattened iterator.
     out.reserve(len);
     let start = out.len();
-    let ptr = out.spare_capacity_mut().as_mut_ptr();
-    match index_type {
-        IndexType::U32 => {
-            // SAFETY: the spare capacity has at least `len` bytes, i.e.
-            // `offsets.len()` words of 4; `MaybeUninit<[u8; 4]>` has size 4
-            // and alignment 1, like `[MaybeUninit<u8>; 4]`.
-            let dst = unsafe { std::slice::from_raw_parts_mut(ptr.cast(), offsets.len()) };
-            fill_u32(offsets, base, endian, dst);
-        }
-        IndexType::U64 => {
-            // SAFETY: as above, with words of 8 bytes.
-            let dst = unsafe { std::slice::from_raw_parts_mut(ptr.cast(), offsets.len()) };
-            fill_u64(offsets, base, endian, dst);
-        }
-    }
-    // SAFETY: `fill_*` initialised every one of the `len` bytes after `start`
+    fill(
+        offsets,
+        base,
+        index_type,
+        endian,
+        &mut out.spare_capacity_mut()[..len],
+    );
+    // SAFETY: `fill` initialised every one of the `len` bytes after `start`
     // (one word per offset, `len` bytes in all), within the capacity.
     unsafe { out.set_len(start + len) };
     Ok(())
@@ -332,22 +324,11 @@ pub fn write_offsets(
         )));
     }
     let base = rebase(offsets, index_type)?;
-    // Viewed as possibly uninitialised words, so that one kernel serves both
-    // this and `encode_offsets`; only initialised values are written.
-    let uninit: *mut MaybeUninit<u8> = dst.as_mut_ptr().cast();
-    match index_type {
-        IndexType::U32 => {
-            // SAFETY: `dst` is `offsets.len()` words of 4 bytes (checked
-            // above); `MaybeUninit<[u8; 4]>` has size 4 and alignment 1.
-            let dst = unsafe { std::slice::from_raw_parts_mut(uninit.cast(), offsets.len()) };
-            fill_u32(offsets, base, endian, dst);
-        }
-        IndexType::U64 => {
-            // SAFETY: as above, with words of 8 bytes.
-            let dst = unsafe { std::slice::from_raw_parts_mut(uninit.cast(), offsets.len()) };
-            fill_u64(offsets, base, endian, dst);
-        }
-    }
+    // SAFETY: viewed as possibly uninitialised bytes (same layout), so
+    // that one kernel serves both this and `encode_offsets`; `fill` only
+    // writes initialised values, so `dst` stays initialised.
+    let uninit = unsafe { &mut *(std::ptr::from_mut(dst) as *mut [MaybeUninit<u8>]) };
+    fill(offsets, base, index_type, endian, uninit);
     Ok(())
 }
 
@@ -365,38 +346,39 @@ fn rebase(offsets: &[usize], index_type: IndexType) -> Result<usize, VlenError> 
     Ok(span.start)
 }
 
-/// `offsets` minus `base` as `uint32` words, compiled for AVX2 where
+/// Write `offsets` minus `base` into `dst` (exactly `offsets.len()` words)
+/// as `index_type` words in `endian` byte order, compiled for AVX2 where
 /// available. Non-decreasing offsets whose last one passed [`rebase`] all
 /// fit, so the casts do not truncate (decreasing ones wrap: a wrong index,
 /// never a panic).
-fn fill_u32(offsets: &[usize], base: usize, endian: Endian, dst: &mut [MaybeUninit<[u8; 4]>]) {
-    match endian {
-        Endian::Little => simd::dispatch(FillWords {
-            offsets,
-            dst,
-            word: move |o: usize| (o.wrapping_sub(base) as u32).to_le_bytes(),
-        }),
-        Endian::Big => simd::dispatch(FillWords {
-            offsets,
-            dst,
-            word: move |o: usize| (o.wrapping_sub(base) as u32).to_be_bytes(),
-        }),
+fn fill(
+    offsets: &[usize],
+    base: usize,
+    index_type: IndexType,
+    endian: Endian,
+    dst: &mut [MaybeUninit<u8>],
+) {
+    macro_rules! words {
+        ($word:ty) => {{
+            let (dst, _) = dst.as_chunks_mut::<{ size_of::<$word>() }>();
+            match endian {
+                Endian::Little => simd::dispatch(FillWords {
+                    offsets,
+                    dst,
+                    word: move |o: usize| (o.wrapping_sub(base) as $word).to_le_bytes(),
+                }),
+                Endian::Big => simd::dispatch(FillWords {
+                    offsets,
+                    dst,
+                    word: move |o: usize| (o.wrapping_sub(base) as $word).to_be_bytes(),
+                }),
+            }
+        }};
     }
-}
-
-/// As [`fill_u32`] with `uint64` words.
-fn fill_u64(offsets: &[usize], base: usize, endian: Endian, dst: &mut [MaybeUninit<[u8; 8]>]) {
-    match endian {
-        Endian::Little => simd::dispatch(FillWords {
-            offsets,
-            dst,
-            word: move |o: usize| (o.wrapping_sub(base) as u64).to_le_bytes(),
-        }),
-        Endian::Big => simd::dispatch(FillWords {
-            offsets,
-            dst,
-            word: move |o: usize| (o.wrapping_sub(base) as u64).to_be_bytes(),
-        }),
+    debug_assert_eq!(dst.len(), offsets.len() * index_type.size());
+    match index_type {
+        IndexType::U32 => words!(u32),
+        IndexType::U64 => words!(u64),
     }
 }
 
@@ -406,7 +388,7 @@ fn fill_u64(offsets: &[usize], base: usize, endian: Endian, dst: &mut [MaybeUnin
 /// AVX2 shuffles).
 struct FillWords<'a, const N: usize, F> {
     offsets: &'a [usize],
-    dst: &'a mut [MaybeUninit<[u8; N]>],
+    dst: &'a mut [[MaybeUninit<u8>; N]],
     word: F,
 }
 
@@ -418,7 +400,7 @@ impl<const N: usize, F: Fn(usize) -> [u8; N]> simd::Kernel for FillWords<'_, N, 
         let Self { offsets, dst, word } = self;
         debug_assert_eq!(offsets.len(), dst.len());
         for (d, &o) in dst.iter_mut().zip(offsets) {
-            d.write(word(o));
+            *d = word(o).map(MaybeUninit::new);
         }
     }
 }

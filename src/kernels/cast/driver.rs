@@ -5,6 +5,13 @@
 //! "failed" flag. Only if that flag is set does a second pass look for the
 //! first failing element to name it in the error. So a map entry, or a rare
 //! NaN, costs a compare and a select per element, never a slow path.
+//!
+//! The output is `MaybeUninit`, so that a fresh buffer need not be zeroed
+//! first (a full extra pass over it). Every function here writes every
+//! element of `dst` before it returns `Ok`; callers rely on that to treat the
+//! output as initialised.
+
+use std::mem::MaybeUninit;
 
 use super::elements::MapKey;
 use crate::kernels::simd;
@@ -23,11 +30,15 @@ fn hit<S: MapKey>(x: S, key: S, key_is_nan: bool) -> bool {
 }
 
 #[inline(always)]
-fn pass_plain<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: &impl Fn(S) -> (D, bool)) -> bool {
+fn pass_plain<S: Copy, D: Copy>(
+    src: &[S],
+    dst: &mut [MaybeUninit<D>],
+    f: &impl Fn(S) -> (D, bool),
+) -> bool {
     let mut bad = false;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let (v, b) = f(*s);
-        *d = v;
+        d.write(v);
         bad |= b;
     }
     bad
@@ -36,7 +47,7 @@ fn pass_plain<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: &impl Fn(S) -> (D, 
 #[inline(always)]
 fn pass_mapped<S: MapKey, D: Copy, const N: usize>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>; N],
     f: &impl Fn(S) -> (D, bool),
 ) -> bool {
@@ -50,7 +61,7 @@ fn pass_mapped<S: MapKey, D: Copy, const N: usize>(
             v = if h { entries[i].value } else { v };
             b &= !h;
         }
-        *d = v;
+        d.write(v);
         bad |= b;
     }
     bad
@@ -66,7 +77,7 @@ fn lookup<S: MapKey, D: Copy>(x: S, entries: &[Entry<S, D>]) -> Option<D> {
 /// The conversion pass over a whole chunk, compiled for AVX2 where available.
 struct Passes<'a, S, D, F> {
     src: &'a [S],
-    dst: &'a mut [D],
+    dst: &'a mut [MaybeUninit<D>],
     entries: &'a [Entry<S, D>],
     f: F,
 }
@@ -93,10 +104,10 @@ impl<S: MapKey, D: Copy, F: Fn(S) -> (D, bool)> simd::Kernel for Passes<'_, S, D
                 let mut bad = false;
                 for (s, d) in src.iter().zip(dst.iter_mut()) {
                     if let Some(v) = lookup(*s, entries) {
-                        *d = v;
+                        d.write(v);
                     } else {
                         let (v, b) = f(*s);
-                        *d = v;
+                        d.write(v);
                         bad |= b;
                     }
                 }
@@ -108,16 +119,23 @@ impl<S: MapKey, D: Copy, F: Fn(S) -> (D, bool)> simd::Kernel for Passes<'_, S, D
 
 /// Convert `src` into `dst` with `f` (value, failed) and the map `entries`.
 ///
+/// Every element of `dst` is written, whatever the result.
+///
 /// # Errors
 /// Returns the index of the first element that failed and is not mapped.
+///
+/// # Panics
+/// If `src` and `dst` differ in length (the callers slice both to the same
+/// element count; checked because callers trust `Ok` to mean all of `dst`
+/// was written).
 #[inline(always)]
 pub(crate) fn run<S: MapKey, D: Copy>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     f: impl Fn(S) -> (D, bool) + Copy,
 ) -> Result<(), usize> {
-    debug_assert_eq!(src.len(), dst.len());
+    assert_eq!(src.len(), dst.len());
     // `f` by value (a `move` closure of plain values): behind a reference the
     // compiler could not tell its captures from `dst`, and would not vectorise.
     let bad = simd::dispatch(Passes {
@@ -138,17 +156,24 @@ pub(crate) fn run<S: MapKey, D: Copy>(
 
 /// As [`run`] for kernels that cannot be written branch-free (wrapping,
 /// small-float targets): `f` returns `None` on failure.
+///
+/// Stops at the first failure, so on `Err` the elements from that index on
+/// are left unwritten; on `Ok` every element of `dst` is written.
+///
+/// # Panics
+/// As [`run`].
 pub(crate) fn run_fallible<S: MapKey, D: Copy>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     f: impl Fn(S) -> Option<D>,
 ) -> Result<(), usize> {
+    assert_eq!(src.len(), dst.len());
     for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        *d = match lookup(*s, entries) {
+        d.write(match lookup(*s, entries) {
             Some(v) => v,
             None => f(*s).ok_or(i)?,
-        };
+        });
     }
     Ok(())
 }

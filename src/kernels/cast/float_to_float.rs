@@ -1,5 +1,7 @@
 //! float -> float: exact widening, or narrowing with rounding and overflow.
 
+use std::mem::MaybeUninit;
+
 use super::driver::{Entry, run};
 use super::elements::{
     FloatElem, MapKey, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE,
@@ -18,7 +20,7 @@ const fn widens<S: FloatElem, D: FloatElem>() -> bool {
 /// Convert floats to floats.
 pub(crate) fn float_to_float<S: FloatElem + MapKey, D: FloatElem>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     rounding: RoundingMode,
     out_of_range: Option<OutOfRangeMode>,

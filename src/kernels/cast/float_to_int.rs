@@ -1,5 +1,7 @@
 //! float -> int: round in the source precision, then range-check, clamp or wrap.
 
+use std::mem::MaybeUninit;
+
 use super::driver::{Entry, run, run_fallible};
 use super::elements::{FloatElem, IntElem, MapKey, WideFloat};
 use super::int_to_int::wrap_to_bits;
@@ -9,7 +11,7 @@ use crate::kernels::rounding::RoundingMode;
 /// Convert floats to integers.
 pub(crate) fn float_to_int<S: FloatElem + MapKey, D: IntElem>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     rounding: RoundingMode,
     out_of_range: Option<OutOfRangeMode>,
@@ -21,7 +23,7 @@ pub(crate) fn float_to_int<S: FloatElem + MapKey, D: IntElem>(
 #[inline(always)]
 fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     out_of_range: Option<OutOfRangeMode>,
     target: IntTarget,
@@ -82,7 +84,7 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
 #[allow(clippy::cast_possible_truncation)]
 fn narrow<S: FloatElem + MapKey, D: IntElem, const MODE: u8, const FULL: bool>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     clamp: bool,
     target: IntTarget,

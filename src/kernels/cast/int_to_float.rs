@@ -1,6 +1,8 @@
 //! int -> float: exact when the significand is wide enough; otherwise rounded
 //! once from the integer itself (never through a narrower float).
 
+use std::mem::MaybeUninit;
+
 use super::driver::{Entry, run};
 use super::elements::{
     FloatElem, IntElem, MapKey, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE,
@@ -30,7 +32,7 @@ pub(crate) fn i128_to_f64_round_to_odd(v: i128) -> f64 {
 /// Convert integers to floats.
 pub(crate) fn int_to_float<S: IntElem + MapKey, D: FloatElem>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     rounding: RoundingMode,
     out_of_range: Option<OutOfRangeMode>,

@@ -1,5 +1,7 @@
 //! int -> int: exact when in range; otherwise an error, a clamp or a wrap.
 
+use std::mem::MaybeUninit;
+
 use super::driver::{Entry, run};
 use super::elements::{IntElem, MapKey};
 use super::{IntTarget, OutOfRangeMode};
@@ -19,7 +21,7 @@ pub(crate) fn wrap_to_bits(v: i128, bits: u32, signed: bool) -> i128 {
 /// Convert integers to integers.
 pub(crate) fn int_to_int<S: IntElem + MapKey, D: IntElem>(
     src: &[S],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     entries: &[Entry<S, D>],
     out_of_range: Option<OutOfRangeMode>,
     target: IntTarget,

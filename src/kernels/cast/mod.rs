@@ -24,6 +24,7 @@ mod tests;
 mod to_minifloat;
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use half::{bf16, f16};
 
@@ -173,8 +174,12 @@ impl CastPlan {
     /// Cast `src` (elements of the source type) into `dst` (as many elements
     /// of the target type).
     ///
+    /// Trailing bytes that do not make up a whole element are ignored, in
+    /// `src` and in `dst`.
+    ///
     /// # Errors
-    /// Returns the first element that no rule covers.
+    /// Returns the first element that no rule covers. The contents of `dst`
+    /// are then unspecified.
     ///
     /// # Panics
     /// If the buffer lengths do not hold the same number of elements.
@@ -183,6 +188,57 @@ impl CastPlan {
             src.len() / self.source.size(),
             dst.len() / self.target.size()
         );
+        // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, so this is the same
+        // memory under the same exclusive borrow. Viewing initialised bytes
+        // as possibly uninitialised is sound as long as nothing writes an
+        // uninitialised byte through the view (the caller would then read it
+        // as `u8`): `cast_into` only ever writes initialised bytes.
+        let dst = unsafe { &mut *(std::ptr::from_mut::<[u8]>(dst) as *mut [MaybeUninit<u8>]) };
+        self.cast_into(src, dst)
+    }
+
+    /// Cast into a new buffer.
+    ///
+    /// Trailing bytes of `src` that do not make up a whole element are
+    /// ignored.
+    ///
+    /// # Errors
+    /// As [`cast_bytes`](Self::cast_bytes).
+    pub fn cast_to_vec(&self, src: &[u8]) -> Result<Vec<u8>, CastError> {
+        // Overflow needs a source of over `usize::MAX / 8` bytes, which no
+        // allocation can hold; `with_capacity` would fail on it just the same.
+        let len = (src.len() / self.source.size())
+            .checked_mul(self.target.size())
+            .expect("capacity overflow");
+        // Not zeroed: the cast writes every byte, and zeroing a large output
+        // first would be a full extra pass over it.
+        let mut out = Vec::with_capacity(len);
+        self.cast_into(src, &mut out.spare_capacity_mut()[..len])?;
+        // SAFETY: `len <= capacity` (reserved above). `cast_into` returned
+        // `Ok`, so it wrote all `len / target size` whole elements of the
+        // `len`-byte slice it was given, i.e. bytes `0..len`, with
+        // initialised values (see `cast_into`).
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// Cast the first `n = dst.len() / target size` elements of `src` into
+    /// `dst`.
+    ///
+    /// Only initialised bytes are ever written into `dst`. On `Ok`, bytes
+    /// `0..n * target size` of `dst` have all been written.
+    ///
+    /// # Errors
+    /// As [`cast_bytes`](Self::cast_bytes); `dst` is then partly written.
+    ///
+    /// # Panics
+    /// If `src` holds fewer than `n` elements.
+    fn cast_into(&self, src: &[u8], dst: &mut [MaybeUninit<u8>]) -> Result<(), CastError> {
+        let n = dst.len() / self.target.size();
+        // Exactly `n` elements on both sides, so that the kernels, which
+        // write one output per input, cover all of `dst`.
+        let src = &src[..n * self.source.size()];
+        let dst = &mut dst[..n * self.target.size()];
         self.dispatch(src, dst).map_err(|index| {
             let value = self.source.read_value(&src[index * self.source.size()..]);
             let failure = match value {
@@ -199,16 +255,6 @@ impl CastPlan {
         })
     }
 
-    /// Cast into a new buffer.
-    ///
-    /// # Errors
-    /// As [`cast_bytes`](Self::cast_bytes).
-    pub fn cast_to_vec(&self, src: &[u8]) -> Result<Vec<u8>, CastError> {
-        let mut out = vec![0u8; src.len() / self.source.size() * self.target.size()];
-        self.cast_bytes(src, &mut out)?;
-        Ok(out)
-    }
-
     fn typed_entries<S: bytemuck::Pod, D: bytemuck::Pod>(&self) -> Vec<Entry<S, D>> {
         self.entries
             .iter()
@@ -219,7 +265,11 @@ impl CastPlan {
             .collect()
     }
 
-    fn dispatch(&self, src: &[u8], dst: &mut [u8]) -> Result<(), usize> {
+    /// Cast `src` into `dst`, which hold the same number of elements.
+    ///
+    /// Only initialised bytes are ever written into `dst`; on `Ok` all of it
+    /// has been written.
+    fn dispatch(&self, src: &[u8], dst: &mut [MaybeUninit<u8>]) -> Result<(), usize> {
         use NumericType as T;
         let (rounding, oor) = (self.rounding, self.out_of_range);
         if let T::Mini(format) = self.source {
@@ -331,7 +381,7 @@ impl CastPlan {
     fn dispatch_to_mini(
         &self,
         src: &[u8],
-        dst: &mut [u8],
+        dst: &mut [MaybeUninit<u8>],
         format: crate::kernels::minifloat::MiniFloatFormat,
     ) -> Result<(), usize> {
         use NumericType as T;
@@ -378,15 +428,37 @@ fn typed<S: bytemuck::Pod>(bytes: &[u8]) -> Cow<'_, [S]> {
 }
 
 /// Run `f` on `out` viewed as elements, through a copy only if misaligned.
+///
+/// `f` must write only initialised values; then so does this, and on `Ok`
+/// all whole elements of `out` have been written if `f` wrote all of its
+/// slice. On `Err` a misaligned `out` is left untouched.
 fn with_typed_out<D: bytemuck::Pod>(
-    out: &mut [u8],
-    f: impl FnOnce(&mut [D]) -> Result<(), usize>,
+    out: &mut [MaybeUninit<u8>],
+    f: impl FnOnce(&mut [MaybeUninit<D>]) -> Result<(), usize>,
 ) -> Result<(), usize> {
-    if let Ok(d) = bytemuck::try_cast_slice_mut(out) {
-        return f(d);
+    let count = out.len() / size_of::<D>();
+    let out = &mut out[..count * size_of::<D>()];
+    let ptr = out.as_mut_ptr().cast::<MaybeUninit<D>>();
+    if ptr.is_aligned() {
+        // SAFETY: `ptr` is aligned for `D` (checked) and points to
+        // `count * size_of::<D>()` bytes, all within `out`, which we borrow
+        // exclusively for the lifetime of the new slice. `MaybeUninit<D>`
+        // has the size and alignment of `D` and is valid for any bytes,
+        // initialised or not. A `D: Pod` has no padding, so every `D` that
+        // `f` writes leaves all of its bytes initialised in `out`.
+        let typed = unsafe { std::slice::from_raw_parts_mut(ptr, count) };
+        return f(typed);
     }
-    let mut tmp = vec![D::zeroed(); out.len() / size_of::<D>()];
-    let result = f(&mut tmp);
-    out.copy_from_slice(bytemuck::cast_slice(&tmp));
-    result
+    let mut tmp = Box::<[D]>::new_uninit_slice(count);
+    f(&mut tmp)?;
+    // SAFETY: `tmp` is one allocation of `count` `MaybeUninit<D>`, i.e.
+    // `count * size_of::<D>() == out.len()` bytes, borrowed shared here;
+    // `MaybeUninit<u8>` has alignment 1 and is valid for any byte. `f`
+    // returned `Ok`, so (by this function's contract) it wrote every element
+    // of `tmp`, and as `D: Pod` has no padding, every byte copied into
+    // `out` is initialised.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(tmp.as_ptr().cast::<MaybeUninit<u8>>(), out.len()) };
+    out.copy_from_slice(bytes);
+    Ok(())
 }

@@ -981,3 +981,52 @@ fn misaligned_buffers_give_the_same_result() {
         vec![2, 4, -2]
     );
 }
+
+#[test]
+fn partial_trailing_elements_are_ignored() {
+    // The output is not zeroed before the cast, so bytes beyond the last
+    // whole element must be neither read as output nor overwritten.
+    let src = [2.5f64, -3.5, 300.0];
+    let mut src_bytes: Vec<u8> = bytemuck::cast_slice(&src).to_vec();
+    src_bytes.push(0xEE); // a partial fourth element
+    let p = CastPlan::new(T::Float64, T::Int16, NearestEven, None, vec![]);
+    let out = p.cast_to_vec(&src_bytes).unwrap();
+    // 2.5 ties to 2, -3.5 to -4; 300 is in range.
+    assert_eq!(
+        bytemuck::pod_collect_to_vec::<u8, i16>(&out),
+        vec![2, -4, 300]
+    );
+    // One spare byte after the output, aligned for int16 (`u16` storage)
+    // and then misaligned.
+    for start in [0, 1] {
+        let mut storage = [0xA5A5u16; 5];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+        let dst = &mut buf[start..start + 3 * 2 + 1];
+        p.cast_bytes(&src_bytes, dst).unwrap();
+        assert_eq!(&dst[..6], &out[..]);
+        assert_eq!(dst[6], 0xA5, "start {start}");
+    }
+}
+
+#[test]
+fn failed_casts_into_fresh_buffers_return_the_error() {
+    // A wrap to int8 runs the early-returning loop: NaN (no residue) at
+    // index 2 stops it with the rest of the output unwritten. A plain
+    // out-of-range value runs the branch-free loop and fails after it.
+    let src = [1.0f64, 2.0, f64::NAN, 4.0];
+    let wrap = CastPlan::new(T::Float64, T::Int8, NearestEven, Some(Wrap), vec![]);
+    let error = wrap.cast_to_vec(bytemuck::cast_slice(&src)).unwrap_err();
+    assert_eq!((error.index, error.failure), (2, NotFinite));
+    let src = [1.0f64, 2.0, 3.0, 400.0];
+    let plain = CastPlan::new(T::Float64, T::Int8, NearestEven, None, vec![]);
+    let error = plain.cast_to_vec(bytemuck::cast_slice(&src)).unwrap_err();
+    assert_eq!((error.index, error.failure), (3, OutOfRange));
+    // The same through a misaligned destination (the path via a temporary).
+    let plain16 = CastPlan::new(T::Float64, T::Int16, NearestEven, None, vec![]);
+    let src = [1.0f64, 70000.0];
+    let mut buf = [0u8; 5];
+    let error = plain16
+        .cast_bytes(bytemuck::cast_slice(&src), &mut buf[1..])
+        .unwrap_err();
+    assert_eq!((error.index, error.failure), (1, OutOfRange));
+}

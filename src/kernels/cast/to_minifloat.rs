@@ -6,6 +6,8 @@
 //! (integers above 2^53) in `f64`, which has far more than the two extra bits
 //! a correct second rounding needs.
 
+use std::mem::MaybeUninit;
+
 use super::OutOfRangeMode;
 use super::driver::{Entry, run_fallible};
 use super::elements::{FloatElem, IntElem, MapKey};
@@ -33,7 +35,7 @@ fn round(
 /// Convert floats to a small float type.
 pub(crate) fn from_float<S: FloatElem + MapKey>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
     entries: &[Entry<S, u8>],
     format: MiniFloatFormat,
     rounding: RoundingMode,
@@ -47,7 +49,7 @@ pub(crate) fn from_float<S: FloatElem + MapKey>(
 /// Convert integers to a small float type.
 pub(crate) fn from_int<S: IntElem + MapKey>(
     src: &[S],
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
     entries: &[Entry<S, u8>],
     format: MiniFloatFormat,
     rounding: RoundingMode,

@@ -14,6 +14,7 @@
 
 use half::{bf16, f16};
 
+use super::tests::MODES;
 use super::{CastFailure, CastPlan, OutOfRangeMode, RoundingMode};
 use crate::kernels::simd;
 use crate::numeric::{NumericType, Value};
@@ -22,13 +23,6 @@ use NumericType as T;
 use OutOfRangeMode::{Clamp, Wrap};
 use RoundingMode::{NearestAway, NearestEven, TowardsNegative, TowardsPositive, TowardsZero};
 
-const MODES: [RoundingMode; 5] = [
-    NearestEven,
-    TowardsZero,
-    TowardsPositive,
-    TowardsNegative,
-    NearestAway,
-];
 const INT_TYPES: [NumericType; 12] = [
     T::Int2,
     T::Int4,

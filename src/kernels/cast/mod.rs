@@ -1,10 +1,11 @@
 //! `cast_value` conversions between the real-number types.
 //!
-//! Four typed paths, one file each: [float -> int](float_to_int),
-//! [int -> int](int_to_int), [float -> float](float_to_float) and
-//! [int -> float](int_to_float), plus [small-float targets](to_minifloat).
-//! Each is generic over the source and target element types and the
-//! rounding mode, so [`cast_bytes`] picks one monomorphised loop per chunk
+//! Four typed paths, one private file each: float -> int (`float_to_int.rs`),
+//! int -> int (`int_to_int.rs`), float -> float (`float_to_float.rs`) and
+//! int -> float (`int_to_float.rs`), plus small-float targets
+//! (`to_minifloat.rs`). Each is generic over the source and target element
+//! types and the rounding mode, so [`CastPlan::cast_bytes`] picks one
+//! monomorphised loop per chunk
 //! and nothing is dispatched per element.
 //!
 //! The order of the spec is kept for every element: the `scalar_map` first,

@@ -21,7 +21,8 @@ use NumericType as T;
 use OutOfRangeMode::{Clamp, Wrap};
 use RoundingMode::{NearestAway, NearestEven, TowardsNegative, TowardsPositive, TowardsZero};
 
-const MODES: [RoundingMode; 5] = [
+/// The five rounding modes, in the order of the mode tables.
+pub(super) const MODES: [RoundingMode; 5] = [
     NearestEven,
     TowardsZero,
     TowardsPositive,

@@ -15,31 +15,29 @@
 //!
 //! Run with `cargo bench --bench bytes -- --noplot`.
 
+mod common;
+
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zarrs::array::codec::BytesCodec as BuiltinBytes;
 use zarrs::array::codec::api::{ArrayBytes, ArrayToBytesCodecTraits, CodecOptions};
 use zarrs::array::{DataType, Endianness, FillValue, data_type};
 use zarrs_extension_codecs::codec::bytes::BytesCodec as OurBytes;
 
+use common::{Rng, memcpy};
+
 /// Bytes per chunk.
 const CHUNK_BYTES: usize = 8 << 20;
 
-/// Deterministic, incompressible chunk bytes (splitmix64).
+/// Deterministic, incompressible chunk bytes.
 fn chunk_bytes() -> Vec<u8> {
-    let mut state = 0x1234_5678_u64;
+    let mut rng = Rng(0x1234_5678);
     (0..CHUNK_BYTES / 8)
-        .flat_map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)).to_ne_bytes()
-        })
+        .flat_map(|_| rng.next_u64().to_ne_bytes())
         .collect()
 }
 
@@ -67,16 +65,6 @@ impl Chunk {
             data_type,
         }
     }
-}
-
-fn memcpy(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, input: &[u8]) {
-    let mut copy = vec![0u8; input.len()];
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(input));
-            black_box(&mut copy);
-        });
-    });
 }
 
 fn bench_data_type(c: &mut Criterion, name: &str, data_type: DataType) {
@@ -174,16 +162,9 @@ fn float64(c: &mut Criterion) {
     bench_data_type(c, "float64", data_type::float64());
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_secs(2));
     targets = float32, uint16, float64
 }
 criterion_main!(benches);

@@ -13,6 +13,8 @@
 //!
 //! Run with `cargo bench --bench cast_value -- --noplot`.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -22,28 +24,10 @@ use zarr_cast_value as peer;
 use zarrs_extension_codecs::kernels::cast::{CastPlan, OutOfRangeMode, RoundingMode};
 use zarrs_extension_codecs::numeric::NumericType;
 
+use common::{Rng, memcpy};
+
 /// Elements per chunk.
 const N: usize = 4 << 20;
-
-/// A small deterministic generator (splitmix64), so that every run and every
-/// contender sees the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    #[allow(clippy::cast_precision_loss)]
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// Which side of the cast is the decoded array (the memcpy reference).
 #[derive(Clone, Copy)]
@@ -82,7 +66,6 @@ fn bench_case<S: Pod, D: Pod + PartialEq + std::fmt::Debug>(
         Decoded::Source => bytemuck::cast_slice(src).to_vec(),
         Decoded::Target => bytemuck::cast_slice(&ours_out).to_vec(),
     };
-    let mut copy = vec![0u8; decoded_bytes.len()];
 
     let mut group = c.benchmark_group(format!("cast_value/{name}"));
     group.throughput(Throughput::Bytes(decoded_bytes.len() as u64));
@@ -102,12 +85,7 @@ fn bench_case<S: Pod, D: Pod + PartialEq + std::fmt::Debug>(
             black_box(&mut peer_out);
         });
     });
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(&decoded_bytes));
-            black_box(&mut copy);
-        });
-    });
+    memcpy(&mut group, &decoded_bytes);
     group.finish();
 }
 
@@ -301,16 +279,9 @@ fn decode_u8_u16(c: &mut Criterion) {
     );
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(2500))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_millis(2500));
     targets = encode_f64_u8, encode_f32_i16, encode_u16_u8, decode_u8_f64, decode_i16_f32, decode_u8_u16
 }
 criterion_main!(benches);

@@ -29,6 +29,8 @@
 //!
 //! Run with `cargo bench --bench chain -- --noplot`.
 
+mod common;
+
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::num::NonZeroU64;
@@ -42,6 +44,8 @@ use zarrs::metadata::v3::MetadataV3;
 // Link the crate so that its codecs register with zarrs.
 use zarrs_extension_codecs as _;
 
+use common::{memcpy, scale_offset_values};
+
 const CODECS: &str = r#"[
     {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
     {"name": "cast_value", "configuration": {
@@ -54,25 +58,6 @@ const CODECS: &str = r#"[
 
 /// Chunk sides: 8 MiB and 32 MiB of float64.
 const SIDES: [u64; 2] = [1024, 2048];
-
-/// splitmix64, so that every run sees the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    #[allow(clippy::cast_precision_loss)]
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 fn chain(c: &mut Criterion) {
     for side in SIDES {
@@ -94,16 +79,7 @@ fn chain_case(c: &mut Criterion, side: u64) {
 
     #[allow(clippy::cast_possible_truncation)]
     let n = (side * side) as usize;
-    let mut rng = Rng(7);
-    let values: Vec<f64> = (0..n)
-        .map(|_| {
-            if rng.unit() < 0.01 {
-                f64::NAN
-            } else {
-                -10.0 + rng.unit() * 2550.0
-            }
-        })
-        .collect();
+    let values = scale_offset_values(7, n);
     let decoded: Vec<u8> = bytemuck::cast_slice(&values).to_vec();
 
     let encode = || {
@@ -142,7 +118,6 @@ fn chain_case(c: &mut Criterion, side: u64) {
         assert!(ok, "element {i}: {x} -> {y}");
     }
 
-    let mut copy = vec![0u8; decoded.len()];
     // The 32 MiB group keeps its original name, so criterion compares with
     // earlier runs.
     let name = if side == 2048 {
@@ -154,28 +129,16 @@ fn chain_case(c: &mut Criterion, side: u64) {
     group.throughput(Throughput::Bytes(decoded.len() as u64));
     group.bench_function("encode", |b| b.iter(|| black_box(encode())));
     group.bench_function("decode", |b| b.iter(|| black_box(decode())));
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(&decoded));
-            black_box(&mut copy);
-        });
-    });
+    memcpy(&mut group, &decoded);
     group.bench_function("to_vec", |b| {
         b.iter(|| black_box(black_box(&decoded[..]).to_vec()))
     });
     group.finish();
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(3000))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_millis(3000));
     targets = chain
 }
 criterion_main!(benches);

@@ -14,6 +14,8 @@
 //!
 //! Run with `cargo bench --bench packbits -- --noplot`.
 
+mod common;
+
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::num::NonZeroU64;
@@ -24,6 +26,8 @@ use zarrs::array::codec::PackBitsCodec as Builtin;
 use zarrs::array::codec::api::{ArrayBytes, ArrayToBytesCodecTraits, CodecOptions};
 use zarrs::array::{DataType, FillValue, data_type};
 use zarrs_extension_codecs::codec::packbits::PackBitsCodec as Ours;
+
+use common::memcpy;
 
 /// Elements (and decoded bytes) per chunk.
 const ELEMENTS: usize = 4 << 20;
@@ -66,7 +70,6 @@ fn bench_data_type(c: &mut Criterion, name: &str, data_type: DataType, bits: u32
         )
         .unwrap()
         .into_owned();
-    let mut copy = vec![0u8; decoded.len()];
 
     let mut group = c.benchmark_group(format!("packbits/{name}_encode"));
     group.throughput(Throughput::Bytes(decoded.len() as u64));
@@ -86,12 +89,7 @@ fn bench_data_type(c: &mut Criterion, name: &str, data_type: DataType, bits: u32
             });
         });
     }
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(&decoded));
-            black_box(&mut copy);
-        });
-    });
+    memcpy(&mut group, &decoded);
     group.finish();
 
     let mut group = c.benchmark_group(format!("packbits/{name}_decode"));
@@ -112,12 +110,7 @@ fn bench_data_type(c: &mut Criterion, name: &str, data_type: DataType, bits: u32
             });
         });
     }
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(&decoded));
-            black_box(&mut copy);
-        });
-    });
+    memcpy(&mut group, &decoded);
     group.finish();
 }
 
@@ -133,16 +126,9 @@ fn int2_chunk(c: &mut Criterion) {
     bench_data_type(c, "int2", data_type::int2(), 2, true);
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_secs(2));
     targets = bool_chunk, uint4_chunk, int2_chunk
 }
 criterion_main!(benches);

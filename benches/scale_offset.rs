@@ -14,6 +14,8 @@
 //!
 //! Run with `cargo bench --bench scale_offset -- --noplot`.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -22,41 +24,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zarrs_extension_codecs::kernels::scale_offset::{decode_bytes, encode_bytes};
 use zarrs_extension_codecs::numeric::NumericType;
 
+use common::{memcpy, scale_offset_values};
+
 /// Elements per chunk.
 const N: usize = 4 << 20;
-
-/// splitmix64, so that every run sees the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    #[allow(clippy::cast_precision_loss)]
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// Decoded values: [-10, 2540) with ~1% NaN.
-fn decoded_values(seed: u64) -> Vec<f64> {
-    let mut rng = Rng(seed);
-    (0..N)
-        .map(|_| {
-            if rng.unit() < 0.01 {
-                f64::NAN
-            } else {
-                -10.0 + rng.unit() * 2550.0
-            }
-        })
-        .collect()
-}
 
 type Kernel = fn(
     NumericType,
@@ -79,7 +50,6 @@ fn bench_case<T: Pod>(
     let (offset, scale) = (bytemuck::bytes_of(&offset), bytemuck::bytes_of(&scale));
     // An aligned buffer, refilled before every timed call.
     let mut buffer = vec![T::zeroed(); input.len() / size_of::<T>()];
-    let mut copy = vec![0u8; input.len()];
 
     let mut group = c.benchmark_group(format!("scale_offset/{name}"));
     group.throughput(Throughput::Bytes(input.len() as u64));
@@ -97,88 +67,66 @@ fn bench_case<T: Pod>(
             total
         });
     });
-    group.bench_function("memcpy", |b| {
-        b.iter(|| {
-            copy.copy_from_slice(black_box(input));
-            black_box(&mut copy);
-        });
-    });
+    memcpy(&mut group, input);
     group.finish();
+}
+
+/// The groups `{prefix}_encode` (of `decoded`) and `{prefix}_decode` (of its
+/// encoding).
+fn encode_and_decode<T: Pod>(
+    c: &mut Criterion,
+    prefix: &str,
+    data_type: NumericType,
+    decoded: &[T],
+    offset: T,
+    scale: T,
+) {
+    let mut encoded = decoded.to_vec();
+    encode_bytes(
+        data_type,
+        bytemuck::cast_slice_mut(&mut encoded),
+        bytemuck::bytes_of(&offset),
+        bytemuck::bytes_of(&scale),
+    )
+    .unwrap();
+    let name = |direction| format!("{prefix}_{direction}");
+    bench_case(
+        c,
+        &name("encode"),
+        data_type,
+        decoded,
+        offset,
+        scale,
+        encode_bytes,
+    );
+    bench_case(
+        c,
+        &name("decode"),
+        data_type,
+        &encoded,
+        offset,
+        scale,
+        decode_bytes,
+    );
 }
 
 fn f32_cases(c: &mut Criterion) {
     #[allow(clippy::cast_possible_truncation)]
-    let decoded: Vec<f32> = decoded_values(1).into_iter().map(|v| v as f32).collect();
-    let (offset, scale) = (-10.0f32, 0.1f32);
-    let mut encoded = decoded.clone();
-    encode_bytes(
-        NumericType::Float32,
-        bytemuck::cast_slice_mut(&mut encoded),
-        &offset.to_ne_bytes(),
-        &scale.to_ne_bytes(),
-    )
-    .unwrap();
-    bench_case(
-        c,
-        "f32_encode",
-        NumericType::Float32,
-        &decoded,
-        offset,
-        scale,
-        encode_bytes,
-    );
-    bench_case(
-        c,
-        "f32_decode",
-        NumericType::Float32,
-        &encoded,
-        offset,
-        scale,
-        decode_bytes,
-    );
+    let decoded: Vec<f32> = scale_offset_values(1, N)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    encode_and_decode(c, "f32", NumericType::Float32, &decoded, -10.0, 0.1);
 }
 
 fn f64_cases(c: &mut Criterion) {
-    let decoded = decoded_values(2);
-    let (offset, scale) = (-10.0f64, 0.1f64);
-    let mut encoded = decoded.clone();
-    encode_bytes(
-        NumericType::Float64,
-        bytemuck::cast_slice_mut(&mut encoded),
-        &offset.to_ne_bytes(),
-        &scale.to_ne_bytes(),
-    )
-    .unwrap();
-    bench_case(
-        c,
-        "f64_encode",
-        NumericType::Float64,
-        &decoded,
-        offset,
-        scale,
-        encode_bytes,
-    );
-    bench_case(
-        c,
-        "f64_decode",
-        NumericType::Float64,
-        &encoded,
-        offset,
-        scale,
-        decode_bytes,
-    );
-}
-
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(2500))
+    let decoded = scale_offset_values(2, N);
+    encode_and_decode(c, "f64", NumericType::Float64, &decoded, -10.0, 0.1);
 }
 
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_millis(2500));
     targets = f32_cases, f64_cases
 }
 criterion_main!(benches);

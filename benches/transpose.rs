@@ -25,6 +25,8 @@
 //! Throughput is in decoded bytes. Run with
 //! `cargo bench --bench transpose -- --noplot`.
 
+mod common;
+
 use std::hint::black_box;
 use std::num::NonZeroU64;
 use std::time::Duration;
@@ -36,18 +38,12 @@ use zarrs::array::{DataType, FillValue, data_type};
 use zarrs_extension_codecs::codec::transpose::TransposeCodec as OurTranspose;
 use zarrs_extension_codecs::kernels::transpose::{inverse_permutation, permute_bytes};
 
-/// splitmix64, so that every run sees the same data.
+use common::{Rng, memcpy};
+
+/// Deterministic bytes, the same every run.
 fn bytes(len: usize) -> Vec<u8> {
-    let mut state = 0x5eed_u64;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) as u8
-        })
-        .collect()
+    let mut rng = Rng(0x5eed);
+    (0..len).map(|_| rng.next_u64() as u8).collect()
 }
 
 /// One case: encode and decode groups, each with `ours`, `builtin` and
@@ -79,7 +75,7 @@ fn bench_case(c: &mut Criterion, name: &str, dt: &DataType, dims: &[u64], order:
         "{name}: encodings differ"
     );
 
-    let mut copy = vec![0u8; len];
+    let mut kernel_out = vec![0u8; len];
     let encoded_dims: Vec<usize> = order.iter().map(|&a| dims[a] as usize).collect();
     let decoded_dims: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
     let inverse = inverse_permutation(order).unwrap();
@@ -109,21 +105,16 @@ fn bench_case(c: &mut Criterion, name: &str, dt: &DataType, dims: &[u64], order:
             b.iter(|| {
                 permute_bytes(
                     black_box(&input[..]),
-                    &mut copy,
+                    &mut kernel_out,
                     kernel_shape,
                     kernel_perm,
                     size,
                 )
                 .unwrap();
-                black_box(&mut copy);
+                black_box(&mut kernel_out);
             });
         });
-        group.bench_function("memcpy", |b| {
-            b.iter(|| {
-                copy.copy_from_slice(black_box(&input[..]));
-                black_box(&mut copy);
-            });
-        });
+        memcpy(&mut group, input);
         group.bench_function("to_vec", |b| {
             b.iter(|| black_box(black_box(&input[..]).to_vec()));
         });
@@ -139,16 +130,9 @@ fn cases(c: &mut Criterion) {
     bench_case(c, "2d_u8", &data_type::uint8(), &[4096, 4096], &[1, 0]);
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_secs(2));
     targets = cases
 }
 criterion_main!(benches);

@@ -18,6 +18,8 @@
 //!
 //! Run with `cargo bench --bench vlen -- --noplot`.
 
+mod common;
+
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::num::NonZeroU64;
@@ -32,21 +34,10 @@ use zarrs::array::codec::{VlenCodec as BuiltinVlen, VlenCodecConfiguration as Bu
 use zarrs::array::{FillValue, data_type};
 use zarrs_extension_codecs::codec::vlen::{VlenCodec, VlenCodecConfiguration};
 
+use common::Rng;
+
 /// Elements per chunk.
 const N: usize = 1 << 20;
-
-/// splitmix64, so that every run sees the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 /// `N` strings of 4 to 16 lowercase letters: element bytes and offsets.
 fn strings() -> (Vec<u8>, Vec<usize>) {
@@ -180,16 +171,9 @@ fn cases(c: &mut Criterion) {
     }
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config(Duration::from_secs(2));
     targets = cases
 }
 criterion_main!(benches);

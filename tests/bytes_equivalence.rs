@@ -30,6 +30,7 @@ use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::Arc;
 
+use common::store_contents;
 use zarrs::array::codec::api::{
     ArrayToBytesCodecTraits, BytesRepresentation, Codec, CodecOptions, CodecTraitsV3,
 };
@@ -594,29 +595,9 @@ fn array(
         .unwrap()
 }
 
-/// Every stored chunk / shard, by key.
-fn stored(store: &MemoryStore) -> Vec<(String, Vec<u8>)> {
-    let mut keys = store.list().unwrap();
-    keys.sort();
-    keys.into_iter()
-        .map(|key| (key.to_string(), store.get(&key).unwrap().unwrap().to_vec()))
-        .collect()
-}
-
 fn read(array: &Array<MemoryStore>, subset: &ArraySubset) -> Vec<u8> {
     let bytes: ArrayBytes<'static> = array.retrieve_array_subset(subset).unwrap();
     bytes.into_fixed().unwrap().into_owned()
-}
-
-/// The elements of `subset` of a C-order array of `shape`.
-fn slice(data: &[u8], subset: &ArraySubset, size: usize) -> Vec<u8> {
-    let (start, sub) = (subset.start(), subset.shape());
-    let mut out = Vec::new();
-    for i in start[0]..start[0] + sub[0] {
-        let row = (i * ARRAY_SHAPE[1] + start[1]) as usize * size;
-        out.extend_from_slice(&data[row..row + sub[1] as usize * size]);
-    }
-    out
 }
 
 #[test]
@@ -644,14 +625,16 @@ fn whole_arrays_are_identical_and_cross_read() {
                 written_by_builtin
                     .store_array_subset(&all, ArrayBytes::new_flen(&data[..]))
                     .unwrap();
-                let (by_ours, by_builtin) = (stored(&store_ours), stored(&store_builtin));
+                let (by_ours, by_builtin) =
+                    (store_contents(&store_ours), store_contents(&store_builtin));
                 assert!(!by_ours.is_empty(), "{what}");
                 assert_eq!(by_ours, by_builtin, "{what}: stored chunks differ");
                 // Each reads what the other wrote, whole and in part.
                 let ours_reading_builtin = array(&store_builtin, dt, ours, endian, sharded);
                 let builtin_reading_ours = array(&store_ours, dt, builtin, endian, sharded);
                 for subset in &subsets {
-                    let expected = slice(&data, subset, size);
+                    let expected =
+                        common::slice(&data, &ARRAY_SHAPE, subset.start(), subset.shape(), size);
                     assert_eq!(
                         read(&ours_reading_builtin, subset),
                         expected,

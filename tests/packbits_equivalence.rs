@@ -12,10 +12,11 @@
 //!   (the stores the two write are identical, `zarr.json` included), and an
 //!   array written by this crate opens with the built-in.
 //!
-//! The values the specification gives are computed here from the spec's
-//! rule, written out independently of the crate: take bits
-//! `first_bit..=last_bit` of each component, put them back at `first_bit`,
-//! sign-extend signed integers from `last_bit`, zero-extend the rest.
+//! The values the specification gives are computed from the spec's rule
+//! (`tests/common/packbits.rs`), written out independently of the crate:
+//! take bits `first_bit..=last_bit` of each component, put them back at
+//! `first_bit`, sign-extend signed integers from `last_bit`, zero-extend the
+//! rest.
 //!
 //! This process never calls `register_overrides()`, so an array opened from
 //! its metadata gets zarrs' built-in codec.
@@ -25,6 +26,7 @@ mod common;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::sync::Arc;
 
+use common::packbits::{component_to_ne, mask, spec_round_trip};
 use zarrs::array::codec::api::{
     ArrayBytes, ArrayToBytesCodecTraits, CodecMetadataOptions, CodecOptions, CodecTraits,
     CodecTraitsV3,
@@ -35,7 +37,7 @@ use zarrs::metadata::v3::MetadataV3;
 use zarrs::metadata_ext::codec::packbits::PackBitsPaddingEncoding;
 use zarrs::plugin::ZarrVersion;
 use zarrs::storage::store::MemoryStore;
-use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits, StoreKey};
+use zarrs::storage::{ReadableStorageTraits, StoreKey};
 use zarrs_extension_codecs::codec::packbits::{PackBitsCodec, PaddingEncoding};
 
 // ---------------------------------------------------------------------------
@@ -92,20 +94,7 @@ impl TypeCase {
     /// What the specification decodes `decoded` to after encoding it with
     /// bits `first..=last`.
     fn spec_round_trip(&self, decoded: &[u8], first: u64, last: u64) -> Vec<u8> {
-        let c = self.component_bytes();
-        let width = 8 * c as u64;
-        decoded
-            .chunks_exact(c)
-            .flat_map(|chunk| {
-                let v = component_from_ne(chunk);
-                let field = (v >> first) & mask(last - first + 1);
-                let mut out = field << first;
-                if self.signed && (out >> last) & 1 == 1 {
-                    out |= mask(width) & !mask(last + 1);
-                }
-                component_to_ne(out, c)
-            })
-            .collect()
+        spec_round_trip(decoded, self.bits, self.signed, first, last)
     }
 
     /// The bit ranges to test: whole components written both ways, then
@@ -125,30 +114,6 @@ impl TypeCase {
         }
         ranges
     }
-}
-
-fn mask(bits: u64) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1 << bits) - 1
-    }
-}
-
-fn component_from_ne(chunk: &[u8]) -> u64 {
-    let mut le = chunk.to_vec();
-    if cfg!(target_endian = "big") {
-        le.reverse();
-    }
-    le.iter().rev().fold(0, |acc, &b| (acc << 8) | u64::from(b))
-}
-
-fn component_to_ne(value: u64, bytes: usize) -> Vec<u8> {
-    let mut out = value.to_le_bytes()[..bytes].to_vec();
-    if cfg!(target_endian = "big") {
-        out.reverse();
-    }
-    out
 }
 
 /// xorshift64.
@@ -307,11 +272,6 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// The 1-D subset `start..end`.
-fn range_1d(start: u64, end: u64) -> ArraySubset {
-    ArraySubset::new_with_start_shape(vec![start], vec![end - start]).unwrap()
-}
-
 fn shape(dims: &[u64]) -> Vec<NonZeroU64> {
     dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
 }
@@ -322,22 +282,6 @@ fn zero_fill(data_type: &DataType) -> FillValue {
 
 fn fixed(bytes: ArrayBytes<'_>) -> Vec<u8> {
     bytes.into_fixed().unwrap().into_owned()
-}
-
-/// Elements `rows x cols` of a C-order `[_, width]` array of `size`-byte elements.
-fn select(
-    all: &[u8],
-    width: u64,
-    size: usize,
-    rows: std::ops::Range<u64>,
-    cols: std::ops::Range<u64>,
-) -> Vec<u8> {
-    rows.flat_map(|r| {
-        let start = (r * width + cols.start) as usize * size;
-        let end = (r * width + cols.end) as usize * size;
-        all[start..end].to_vec()
-    })
-    .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -423,9 +367,9 @@ fn codec_api_same_bytes_and_cross_decoding() {
             }
 
             // Partial decoding of a block that starts mid-byte.
-            let (rows, cols) = (2..5, 3..11);
-            let subset = ArraySubset::new_with_ranges(&[rows.clone(), cols.clone()]);
-            let spec_part = select(&spec, dims[1], case.ty.element_bytes(), rows, cols);
+            let (start, size) = ([2, 3], [3, 8]);
+            let subset = ArraySubset::new_with_start_shape(start.to_vec(), size.to_vec()).unwrap();
+            let spec_part = common::slice(&spec, &dims, &start, &size, case.ty.element_bytes());
             let ours_partial = case
                 .ours
                 .clone()
@@ -517,18 +461,15 @@ fn write_array(
 
 /// Every key of a store with its bytes (`zarr.json` parsed as JSON).
 fn contents(store: &MemoryStore) -> Vec<(String, Vec<u8>)> {
-    let mut keys = store.list().unwrap();
-    keys.sort();
-    keys.into_iter()
-        .map(|key| {
-            let bytes = store.get(&key).unwrap().unwrap().to_vec();
-            let bytes = if key.as_str().ends_with("zarr.json") {
+    common::store_contents(store)
+        .into_iter()
+        .map(|(key, bytes)| {
+            if key.ends_with("zarr.json") {
                 let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-                serde_json::to_vec(&json).unwrap()
+                (key, serde_json::to_vec(&json).unwrap())
             } else {
-                bytes
-            };
-            (key.as_str().to_string(), bytes)
+                (key, bytes)
+            }
         })
         .collect()
 }
@@ -627,7 +568,7 @@ fn array_written_by_this_crate_opens_with_the_builtin() {
             .unwrap(),
     );
     let spec = ty.spec_round_trip(&decoded, 1, 3);
-    assert_eq!(got, select(&spec, 30, 1, 0..16, 0..16));
+    assert_eq!(got, common::slice(&spec, &[20, 30], &[0, 0], &[16, 16], 1));
 }
 
 // ---------------------------------------------------------------------------
@@ -638,7 +579,13 @@ fn i8s(values: &[i8]) -> Vec<u8> {
     values.iter().map(|&v| v as u8).collect()
 }
 
-fn builtin_partial(codec: Builtin, data_type: &DataType, encoded: Vec<u8>, n: u64) -> Vec<u8> {
+/// All `n` elements of `encoded` through `codec`'s partial decoder.
+fn partial<C: ArrayToBytesCodecTraits>(
+    codec: C,
+    data_type: &DataType,
+    encoded: Vec<u8>,
+    n: u64,
+) -> Vec<u8> {
     let options = CodecOptions::default();
     fixed(
         Arc::new(codec)
@@ -650,24 +597,7 @@ fn builtin_partial(codec: Builtin, data_type: &DataType, encoded: Vec<u8>, n: u6
                 &options,
             )
             .unwrap()
-            .partial_decode(&range_1d(0, n), &options)
-            .unwrap(),
-    )
-}
-
-fn ours_partial(codec: PackBitsCodec, data_type: &DataType, encoded: Vec<u8>, n: u64) -> Vec<u8> {
-    let options = CodecOptions::default();
-    fixed(
-        Arc::new(codec)
-            .partial_decoder(
-                Arc::new(encoded),
-                &shape(&[n]),
-                data_type,
-                &zero_fill(data_type),
-                &options,
-            )
-            .unwrap()
-            .partial_decode(&range_1d(0, n), &options)
+            .partial_decode(&ArraySubset::new_with_shape(vec![n]), &options)
             .unwrap(),
     )
 }
@@ -705,21 +635,18 @@ fn builtin_partial_decode_does_not_sign_extend_int2_int4() {
     let encoded = vec![0xF8, 0x70];
     let spec = i8s(&[-8, -1, 0, 7]);
     assert_eq!(
-        builtin_partial(Builtin::default(), &int4, encoded.clone(), 4),
+        partial(Builtin::default(), &int4, encoded.clone(), 4),
         [8, 15, 0, 7]
     );
-    assert_eq!(
-        ours_partial(PackBitsCodec::default(), &int4, encoded, 4),
-        spec
-    );
+    assert_eq!(partial(PackBitsCodec::default(), &int4, encoded, 4), spec);
     // int2 [-2, -1, 0, 1] = 0x4E: the built-in reads 2, 3, 0, 1.
     let int2 = data_type::int2();
     assert_eq!(
-        builtin_partial(Builtin::default(), &int2, vec![0x4E], 4),
+        partial(Builtin::default(), &int2, vec![0x4E], 4),
         [2, 3, 0, 1]
     );
     assert_eq!(
-        ours_partial(PackBitsCodec::default(), &int2, vec![0x4E], 4),
+        partial(PackBitsCodec::default(), &int2, vec![0x4E], 4),
         i8s(&[-2, -1, 0, 1])
     );
 }
@@ -732,11 +659,11 @@ fn builtin_partial_decode_does_not_shift_back_to_first_bit() {
     let builtin = Builtin::new(PackBitsPaddingEncoding::None, Some(4), Some(11)).unwrap();
     let ours = PackBitsCodec::new(PaddingEncoding::None, Some(4), Some(11)).unwrap();
     assert_eq!(
-        builtin_partial(builtin, &uint16, vec![0xBC], 1),
+        partial(builtin, &uint16, vec![0xBC], 1),
         0x00BCu16.to_ne_bytes()
     );
     assert_eq!(
-        ours_partial(ours, &uint16, vec![0xBC], 1),
+        partial(ours, &uint16, vec![0xBC], 1),
         0x0BC0u16.to_ne_bytes()
     );
     // int4 with bits 1..=2: [6, -3] packs to 11, 10 = 0x0B; the spec gives
@@ -745,8 +672,8 @@ fn builtin_partial_decode_does_not_shift_back_to_first_bit() {
     let int4 = data_type::int4();
     let builtin = Builtin::new(PackBitsPaddingEncoding::None, Some(1), Some(2)).unwrap();
     let ours = PackBitsCodec::new(PaddingEncoding::None, Some(1), Some(2)).unwrap();
-    assert_eq!(builtin_partial(builtin, &int4, vec![0x0B], 2), [0x0F, 0x0E]);
-    assert_eq!(ours_partial(ours, &int4, vec![0x0B], 2), i8s(&[-2, -4]));
+    assert_eq!(partial(builtin, &int4, vec![0x0B], 2), [0x0F, 0x0E]);
+    assert_eq!(partial(ours, &int4, vec![0x0B], 2), i8s(&[-2, -4]));
 }
 
 #[test]
@@ -790,7 +717,7 @@ fn builtin_array_subset_reads_int4_without_sign_extension() {
     let (store, ours_array) = write_array(&ty, Arc::new(PackBitsCodec::default()), false, &decoded);
     let builtin_array = Array::open(store, "/").unwrap();
     let subset = ArraySubset::new_with_ranges(&[1..3, 2..5]);
-    let written = select(&decoded, 30, 1, 1..3, 2..5);
+    let written = common::slice(&decoded, &[20, 30], &[1, 2], &[2, 3], 1);
     let ours: Vec<i8> = ours_array.retrieve_array_subset(&subset).unwrap();
     let builtin: Vec<i8> = builtin_array.retrieve_array_subset(&subset).unwrap();
     let written: Vec<i8> = written.iter().map(|&b| b as i8).collect();
@@ -809,7 +736,7 @@ fn builtin_array_subset_reads_int4_without_sign_extension() {
     );
     assert_eq!(
         got,
-        select(&decoded, 30, 1, 0..16, 0..16),
+        common::slice(&decoded, &[20, 30], &[0, 0], &[16, 16], 1),
         "whole chunks keep the sign"
     );
 }

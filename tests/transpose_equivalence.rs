@@ -18,6 +18,7 @@ mod common;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
+use common::store_contents;
 use serde_json::json;
 use zarrs::array::codec::api::{
     ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, Codec, CodecMetadataOptions, CodecOptions,
@@ -30,7 +31,6 @@ use zarrs::array::codec::{
 use zarrs::array::{Array, ArrayBuilder, ArrayBytes, ArraySubset, DataType, FillValue, data_type};
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::storage::store::MemoryStore;
-use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits};
 use zarrs_extension_codecs::codec::transpose::{TransposeCodec as OurTranspose, TransposeOrder};
 use zarrs_extension_codecs::codec::vlen::{
     VlenCodec as OurVlen, VlenCodecConfiguration as OurVlenConfiguration,
@@ -351,15 +351,6 @@ fn array(
     builder.build(store.clone(), "/").unwrap()
 }
 
-/// Every stored chunk / shard, by key.
-fn stored(store: &MemoryStore) -> Vec<(String, Vec<u8>)> {
-    let mut keys = store.list().unwrap();
-    keys.sort();
-    keys.into_iter()
-        .map(|key| (key.to_string(), store.get(&key).unwrap().unwrap().to_vec()))
-        .collect()
-}
-
 fn read(array: &Array<MemoryStore>, subset: &ArraySubset) -> Vec<Vec<u8>> {
     let bytes: ArrayBytes<'static> = array.retrieve_array_subset(subset).unwrap();
     from_bytes(array.data_type(), bytes)
@@ -434,7 +425,8 @@ fn whole_arrays_are_identical_and_cross_read() {
                     written_by_builtin
                         .store_array_subset(&all, to_bytes(&dt, &data))
                         .unwrap();
-                    let (by_ours, by_builtin) = (stored(&store_ours), stored(&store_builtin));
+                    let (by_ours, by_builtin) =
+                        (store_contents(&store_ours), store_contents(&store_builtin));
                     assert!(!by_ours.is_empty(), "{what}");
                     assert_eq!(by_ours, by_builtin, "{what}: stored chunks differ");
                     // Each reads what the other wrote, whole and in part.
@@ -489,8 +481,8 @@ fn f_order_arrays_match_the_builtin_with_reversed_axes() {
                 .store_array_subset(&by_builtin.subset_all(), to_bytes(&dt, &data))
                 .unwrap();
             assert_eq!(
-                stored(&store_ours),
-                stored(&store_builtin),
+                store_contents(&store_ours),
+                store_contents(&store_builtin),
                 "{dt} sharded {sharded}"
             );
             check_chunks(&by_ours, &data, &format!("{dt} sharded {sharded}"));
@@ -561,7 +553,11 @@ fn variable_length_partial_reads() {
                 by_builtin
                     .store_array_subset(&by_builtin.subset_all(), to_bytes(&dt, &data))
                     .unwrap();
-                assert_eq!(stored(&store_ours), stored(&store_builtin), "{what}");
+                assert_eq!(
+                    store_contents(&store_ours),
+                    store_contents(&store_builtin),
+                    "{what}"
+                );
                 let ours_reading_builtin = make(&store_builtin, ours(order));
                 let builtin_reading_ours = make(&store_ours, builtin(order));
                 for subset in subsets(&layout.shape) {

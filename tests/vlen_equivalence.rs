@@ -20,7 +20,6 @@ use zarrs::array::codec::{
 };
 use zarrs::array::{Array, ArrayBuilder, ArraySubset, DataType, FillValue, data_type};
 use zarrs::storage::store::MemoryStore;
-use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits};
 use zarrs_extension_codecs::codec::vlen::{VlenCodec, VlenCodecConfiguration};
 
 /// The index chains tried: `bytes` in both orders, with a checksum, with a
@@ -268,18 +267,6 @@ fn build_array(
         .unwrap()
 }
 
-/// Every stored key and value.
-fn contents(store: &MemoryStore) -> Vec<(String, Vec<u8>)> {
-    let mut keys = store.list().unwrap();
-    keys.sort();
-    keys.into_iter()
-        .map(|key| {
-            let value = store.get(&key).unwrap().unwrap().to_vec();
-            (key.to_string(), value)
-        })
-        .collect()
-}
-
 #[test]
 fn whole_arrays_same_stores_and_cross_reading() {
     let values = array_values();
@@ -303,8 +290,8 @@ fn whole_arrays_same_stores_and_cross_reading() {
             }
             // The same metadata and chunks.
             assert_eq!(
-                contents(&store_a),
-                contents(&store_b),
+                common::store_contents(&store_a),
+                common::store_contents(&store_b),
                 "{label} sharded={sharded}"
             );
             // Each reads the other's store, whole and in part.

@@ -2,14 +2,16 @@
 //! made by `examples/make_vlen_fixtures.rs`), read through zarrs with this
 //! crate's codec installed by `register_overrides()`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zarrs::array::codec::api::CodecMetadataOptions;
 use zarrs::array::{Array, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::ReadableStorageTraits;
 use zarrs::storage::store::MemoryStore;
-use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits};
 use zarrs_extension_codecs::codec::vlen::{VlenCodec, VlenIndexLocation};
 
 fn fixture_dir() -> PathBuf {
@@ -18,14 +20,7 @@ fn fixture_dir() -> PathBuf {
 
 /// Every fixture: name and `expected.json`.
 fn fixtures() -> Vec<(String, serde_json::Value)> {
-    let mut names: Vec<String> = std::fs::read_dir(fixture_dir())
-        .expect("fixtures/zarrs-builtin/vlen")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_suffix(".expected.json").map(str::to_string)
-        })
-        .collect();
-    names.sort();
+    let names = common::fixture_names(&fixture_dir());
     assert_eq!(names.len(), 8, "fixtures missing: {names:?}");
     names
         .into_iter()
@@ -164,13 +159,7 @@ fn fixtures_are_rewritten_identically() {
                 .collect();
             array.store_array_subset(&region, strings).unwrap();
         }
-        let mut ours: Vec<(String, Vec<u8>)> = store
-            .list()
-            .unwrap()
-            .into_iter()
-            .map(|key| (key.to_string(), store.get(&key).unwrap().unwrap().to_vec()))
-            .collect();
-        ours.sort();
+        let ours = common::store_contents(&store);
         let dir = fixture_dir().join(format!("{name}.zarr"));
         assert_eq!(ours, chunk_files(&dir), "{name}");
 

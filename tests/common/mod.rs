@@ -1,10 +1,13 @@
-//! Helpers shared by the integration tests: fixture discovery and exact
-//! element comparison.
+//! Helpers shared by the integration tests: fixture discovery, exact
+//! element comparison, C-order subsets, store contents, and (in `packbits`)
+//! the `packbits` specification's decode rule.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
 use zarrs_extension_codecs::numeric::NumericType;
+
+pub mod packbits;
 
 /// `fixtures/zarr-python` in the repository.
 pub fn zarr_python_fixtures() -> PathBuf {
@@ -19,20 +22,27 @@ pub struct Fixture {
     pub expected: Vec<u8>,
 }
 
-/// Every `*.expected.json` fixture under `dir`, sorted by name.
-pub fn fixtures(dir: &Path) -> Vec<Fixture> {
+/// The names of the `NAME.expected.json` fixtures under `dir`, sorted.
+pub fn fixture_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("fixtures directory")
+        .unwrap_or_else(|e| panic!("fixtures directory {}: {e}", dir.display()))
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
             name.strip_suffix(".expected.json").map(str::to_string)
         })
         .collect();
+    names.sort();
+    names
+}
+
+/// Every fixture under `dir` with its `NAME.expected.json` and
+/// `NAME.expected.bin`, sorted by name.
+pub fn fixtures(dir: &Path) -> Vec<Fixture> {
+    let mut names = fixture_names(dir);
     // `FIXTURE_FILTER=cv_` narrows a run while debugging.
     if let Ok(filter) = std::env::var("FIXTURE_FILTER") {
         names.retain(|n| n.contains(&filter));
     }
-    names.sort();
     assert!(!names.is_empty(), "no fixtures in {}", dir.display());
     names
         .into_iter()
@@ -129,6 +139,16 @@ pub fn u64s(json: &serde_json::Value) -> Vec<u64> {
         .unwrap()
         .iter()
         .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+/// Every key of `store` with its value, sorted by key.
+pub fn store_contents(store: &zarrs::storage::store::MemoryStore) -> Vec<(String, Vec<u8>)> {
+    use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits};
+    let mut keys = store.list().unwrap();
+    keys.sort();
+    keys.into_iter()
+        .map(|key| (key.to_string(), store.get(&key).unwrap().unwrap().to_vec()))
         .collect()
 }
 

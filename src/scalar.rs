@@ -133,7 +133,9 @@ fn parse_hex(
     data_type: NumericType,
 ) -> Result<Vec<u8>, String> {
     let size = data_type.size();
-    let bits = (digits.len() == 2 * size)
+    // `from_str_radix` alone would also take a sign (`"0x+3f80000"`), which
+    // is not a hex digit.
+    let bits = (digits.len() == 2 * size && digits.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u64::from_str_radix(digits, 16).ok())
         .flatten()
         .ok_or_else(|| {
@@ -226,6 +228,8 @@ mod tests {
         assert!(f32_of(json!("inf")).is_err());
         assert!(f32_of(json!("nan")).is_err());
         assert!(f32_of(json!("0x3f80")).is_err()); // wrong width
+        // Eight characters, but "+" is not a hex digit.
+        assert!(f32_of(json!("0x+3f80000")).is_err());
         assert!(f32_of(json!(true)).is_err());
         assert!(f32_of(json!(1e39)).is_err()); // beyond float32's range
         assert!(f32_of(json!([1])).is_err());

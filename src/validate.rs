@@ -15,6 +15,8 @@ use zarrs::array::codec::api::{ArrayBytes, ArrayToBytesCodecTraits, CodecError, 
 use zarrs::array::{Array, ArrayCreateError, ArrayError};
 use zarrs::storage::ReadableStorageTraits;
 
+use crate::codec::num_elements;
+
 /// Run every codec's data-type-dependent checks for `array`.
 ///
 /// # Errors
@@ -28,7 +30,8 @@ pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), 
     codecs.encoded_representation(&chunk_shape, data_type, fill_value)?;
     // A chunk of fill value through the whole chain and back: every codec
     // checks the array's real fill value on this path.
-    let num_elements = chunk_shape.iter().map(|d| d.get()).product();
+    // Checked: a plain product of a huge chunk shape would panic in debug builds.
+    let num_elements = num_elements("validate_codecs", &chunk_shape)?;
     let fill = ArrayBytes::new_fill_value(data_type, num_elements, fill_value)
         .map_err(|e| CodecError::Other(e.to_string()))?;
     let options = CodecOptions::default();
@@ -59,4 +62,35 @@ pub fn open_array<TStorage: ?Sized + ReadableStorageTraits + 'static>(
     let array = Array::open(storage, path)?;
     validate_codecs(&array)?;
     Ok(array)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use zarrs::array::{Array, ArrayMetadata};
+    use zarrs::storage::store::MemoryStore;
+
+    /// A chunk shape whose element count overflows `u64`, with codecs that
+    /// do not refuse it themselves (a variable-length chunk has no fixed
+    /// size), is an error rather than a panic.
+    #[test]
+    fn overflowing_chunk_shape_is_an_error() {
+        let metadata: ArrayMetadata = serde_json::from_value(json!({
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": [4294967296u64, 4294967296u64],
+            "data_type": "string",
+            "chunk_grid": { "name": "regular",
+                            "configuration": { "chunk_shape": [4294967296u64, 4294967296u64] } },
+            "chunk_key_encoding": { "name": "default" },
+            "fill_value": "",
+            "codecs": [{ "name": "vlen-utf8" }]
+        }))
+        .unwrap();
+        let array = Array::new_with_metadata(Arc::new(MemoryStore::new()), "/", metadata).unwrap();
+        let error = super::validate_codecs(&array).unwrap_err().to_string();
+        assert!(error.contains("chunk shape"), "{error}");
+    }
 }

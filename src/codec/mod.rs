@@ -15,6 +15,7 @@ pub mod vlen;
 pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwisePartialDecoder};
 
 use std::fmt::Display;
+use std::num::NonZeroU64;
 
 use zarrs::array::codec::api::{Codec, CodecError};
 use zarrs::array::{DataType, FillValue};
@@ -57,6 +58,17 @@ pub(crate) fn reject_unknown_keys(
     Ok(())
 }
 
+/// A configuration map from JSON that must be an object, for the codecs'
+/// `new_with_json` constructors.
+pub(crate) fn configuration_from_json(
+    codec: &str,
+    json: &serde_json::Value,
+) -> Result<Configuration, PluginCreateError> {
+    json.as_object()
+        .map(|map| Configuration::from(map.clone()))
+        .ok_or_else(|| config_error(codec, "configuration", json, "expected an object"))
+}
+
 /// The Zarr V3 name of a data type, for messages (zarrs' `Display` adds the
 /// V2 name too).
 pub(crate) fn data_type_name(data_type: &DataType) -> String {
@@ -92,13 +104,28 @@ pub(crate) fn tolerant_fill_value(
     checked.unwrap_or_else(|_| FillValue::new(vec![0; encoded_size]))
 }
 
-/// Check that a chunk holds `num_elements` elements of `size` bytes.
+/// The number of elements of a chunk of `shape`, or an error naming the
+/// codec if it does not fit in a `u64` (a plain `product()` would panic in
+/// debug builds and wrap in release builds).
+pub(crate) fn num_elements(codec: &str, shape: &[NonZeroU64]) -> Result<u64, CodecError> {
+    shape
+        .iter()
+        .try_fold(1u64, |n, d| n.checked_mul(d.get()))
+        .ok_or_else(|| {
+            CodecError::Other(format!(
+                "{codec}: chunk shape {shape:?} is too large: its element count overflows u64"
+            ))
+        })
+}
+
+/// Check that a chunk of `shape` holds its elements of `data_type`.
 pub(crate) fn check_chunk_len(
     codec: &str,
     bytes: &[u8],
-    num_elements: u64,
+    shape: &[NonZeroU64],
     data_type: NumericType,
 ) -> Result<(), CodecError> {
+    let num_elements = num_elements(codec, shape)?;
     let expected = num_elements.checked_mul(data_type.size() as u64);
     if expected != Some(bytes.len() as u64) {
         return Err(CodecError::Other(format!(

@@ -18,6 +18,7 @@ use zarrs::plugin::ZarrVersion;
 use super::bytes_layout::{Direction, Plan};
 use super::bytes_partial_decoder::BytesPartialDecoder;
 use super::{BYTES, BytesCodecConfiguration};
+use crate::codec::num_elements;
 
 /// The `bytes` codec: each element as its fixed-size binary representation,
 /// multi-byte components in the configured byte order.
@@ -71,17 +72,9 @@ impl BytesCodec {
         shape: &[NonZeroU64],
         data_type: &DataType,
     ) -> Result<ArrayBytesRaw<'a>, CodecError> {
-        plan.check_len(direction, &bytes, num_elements(shape)?, data_type)?;
+        plan.check_len(direction, &bytes, num_elements(BYTES, shape)?, data_type)?;
         plan.apply(direction, bytes, data_type, self.endian)
     }
-}
-
-/// The number of elements of a chunk of `shape`.
-pub(super) fn num_elements(shape: &[NonZeroU64]) -> Result<u64, CodecError> {
-    shape
-        .iter()
-        .try_fold(1u64, |n, d| n.checked_mul(d.get()))
-        .ok_or_else(|| CodecError::Other(format!("{BYTES}: chunk shape {shape:?} overflows")))
 }
 
 impl CodecTraits for BytesCodec {
@@ -144,7 +137,7 @@ impl ArrayToBytesCodecTraits for BytesCodec {
         _fill_value: &FillValue,
     ) -> Result<BytesRepresentation, CodecError> {
         let plan = Plan::new(data_type, self.endian)?;
-        let len = plan.len_of(num_elements(shape)?)?;
+        let len = plan.len_of(num_elements(BYTES, shape)?)?;
         Ok(BytesRepresentation::FixedSize(len as u64))
     }
 

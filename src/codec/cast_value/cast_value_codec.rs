@@ -14,11 +14,11 @@ use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
 use super::{CAST_VALUE, CastValueCodecConfiguration};
 use crate::codec::{
-    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
-    tolerant_fill_value,
+    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, configuration_from_json,
+    numeric_type, tolerant_fill_value,
 };
 use crate::kernels::cast::{CastError, CastPlan, ScalarMapBytes};
-use crate::numeric::NumericType;
+use crate::numeric::{NumericType, Value};
 use crate::scalar::parse_scalar;
 
 /// The `cast_value` codec: converts element values to another real-number type.
@@ -60,17 +60,8 @@ impl CastValueCodec {
     /// # Errors
     /// If the configuration is invalid; the error names the field and value.
     pub fn new_with_json(configuration: &serde_json::Value) -> Result<Self, PluginCreateError> {
-        let map = configuration.as_object().ok_or_else(|| {
-            config_error(
-                CAST_VALUE,
-                "configuration",
-                configuration,
-                "expected an object",
-            )
-        })?;
-        Self::new_with_configuration(&CastValueCodecConfiguration::parse(&Configuration::from(
-            map.clone(),
-        ))?)
+        let configuration = configuration_from_json(CAST_VALUE, configuration)?;
+        Self::new_with_configuration(&CastValueCodecConfiguration::parse(&configuration)?)
     }
 
     /// The configuration.
@@ -148,29 +139,62 @@ impl CastValueCodec {
         shape: &[NonZeroU64],
         direction: &str,
     ) -> Result<ArrayBytes<'static>, CodecError> {
-        let fixed = bytes.into_fixed()?;
-        let num_elements = shape.iter().map(|d| d.get()).product();
-        check_chunk_len(CAST_VALUE, &fixed, num_elements, plan.source())?;
-        Self::cast(plan, ArrayBytes::from(fixed), direction)
+        let bytes = bytes.into_fixed()?;
+        check_chunk_len(CAST_VALUE, &bytes, shape, plan.source())?;
+        Self::cast(plan, &bytes, direction)
     }
 
+    /// Cast whole elements (the length is checked by the caller).
     fn cast(
         plan: &CastPlan,
-        bytes: ArrayBytes<'_>,
+        bytes: &[u8],
         direction: &str,
     ) -> Result<ArrayBytes<'static>, CodecError> {
-        let bytes = bytes.into_fixed()?;
-        if bytes.len() % plan.source().size() != 0 {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: {direction}: {} bytes is not a whole number of {} elements",
-                bytes.len(),
-                plan.source()
-            )));
-        }
         let out = plan
-            .cast_to_vec(&bytes)
+            .cast_to_vec(bytes)
             .map_err(|e| cast_error(direction, &e))?;
         Ok(ArrayBytes::from(out))
+    }
+
+    /// Cast the fill value with `plans`, and refuse one that does not
+    /// survive encode-then-decode (the spec requires this check).
+    fn encode_fill_value(
+        &self,
+        plans: &Plans,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, CodecError> {
+        let source = plans.encode.source();
+        let fill = decoded_fill_value.as_ne_bytes();
+        if fill.len() != source.size() {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
+                fill.len()
+            )));
+        }
+        let shown = source.read_value(fill);
+        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"
+            ))
+        })?;
+        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
+                self.target_numeric.read_value(&encoded)
+            ))
+        })?;
+        let round_trips = match (source.read_value(&decoded), shown) {
+            (Value::Float(a), Value::Float(b)) if a.is_nan() && b.is_nan() => true,
+            _ => decoded == fill,
+        };
+        if !round_trips {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
+                self.target_numeric.read_value(&encoded),
+                source.read_value(&decoded)
+            )));
+        }
+        Ok(FillValue::new(encoded))
     }
 }
 
@@ -224,7 +248,15 @@ impl ElementwiseDecode for CastValueCodec {
         decoded_data_type: &DataType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(decoded_data_type)?;
-        Self::cast(&plans.decode, bytes, "decode")
+        let bytes = bytes.into_fixed()?;
+        let source = plans.decode.source();
+        if bytes.len() % source.size() != 0 {
+            return Err(CodecError::Other(format!(
+                "{CAST_VALUE}: decode: {} bytes is not a whole number of {source} elements",
+                bytes.len(),
+            )));
+        }
+        Self::cast(&plans.decode, &bytes, "decode")
     }
 
     /// Cast the fill value, and refuse one that does not survive
@@ -235,42 +267,7 @@ impl ElementwiseDecode for CastValueCodec {
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
         let plans = self.plans(decoded_data_type)?;
-        let source = plans.encode.source();
-        let fill = decoded_fill_value.as_ne_bytes();
-        if fill.len() != source.size() {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value has {} bytes, expected one {source} element",
-                fill.len()
-            )));
-        }
-        let shown = source.read_value(fill);
-        let encoded = plans.encode.cast_to_vec(fill).map_err(|e| {
-            CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} cannot be encoded: {e}"
-            ))
-        })?;
-        let decoded = plans.decode.cast_to_vec(&encoded).map_err(|e| {
-            CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} encodes to {} which cannot be decoded: {e}",
-                self.target_numeric.read_value(&encoded)
-            ))
-        })?;
-        let round_trips = match (source.read_value(&decoded), shown) {
-            (crate::numeric::Value::Float(a), crate::numeric::Value::Float(b))
-                if a.is_nan() && b.is_nan() =>
-            {
-                true
-            }
-            _ => decoded == fill,
-        };
-        if !round_trips {
-            return Err(CodecError::Other(format!(
-                "{CAST_VALUE}: fill value {shown} does not survive encode then decode ({shown} -> {} -> {})",
-                self.target_numeric.read_value(&encoded),
-                source.read_value(&decoded)
-            )));
-        }
-        Ok(FillValue::new(encoded))
+        self.encode_fill_value(&plans, decoded_fill_value)
     }
 }
 
@@ -304,8 +301,8 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.checked_fill_value(data_type, fill_value)?;
         let plans = self.plans(data_type)?;
+        self.encode_fill_value(&plans, fill_value)?;
         Self::cast_chunk(&plans.encode, bytes, shape, "encode")
     }
 
@@ -317,8 +314,8 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.checked_fill_value(data_type, fill_value)?;
         let plans = self.plans(data_type)?;
+        self.encode_fill_value(&plans, fill_value)?;
         Self::cast_chunk(&plans.decode, bytes, shape, "decode")
     }
 

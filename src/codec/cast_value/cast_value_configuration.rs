@@ -80,7 +80,7 @@ impl CastValueCodecConfiguration {
                     format!("not data type metadata: {e}"),
                 )
             })?;
-        let target = target_numeric_type(&data_type, data_type_json)?;
+        let (_, target) = resolve_target(&data_type, data_type_json)?;
 
         let rounding = field("rounding")
             .map(|v| {
@@ -136,33 +136,27 @@ impl CastValueCodecConfiguration {
     /// # Errors
     /// If `data_type` is not a real-number type known to zarrs.
     pub fn target_type(&self) -> Result<(DataType, NumericType), PluginCreateError> {
-        let data_type = DataType::from_metadata(&self.data_type)?;
-        let numeric = NumericType::from_data_type(&data_type).ok_or_else(|| {
-            config_error(
-                CAST_VALUE,
-                "data_type",
-                self.data_type.name(),
-                "not an integer or floating-point type",
-            )
-        })?;
-        Ok((data_type, numeric))
+        resolve_target(&self.data_type, &self.data_type)
     }
 }
 
-fn target_numeric_type(
+/// The zarrs data type and [`NumericType`] of the `data_type` field, whose
+/// value is shown as `shown` in errors.
+fn resolve_target(
     metadata: &MetadataV3,
-    json: &serde_json::Value,
-) -> Result<NumericType, PluginCreateError> {
+    shown: impl std::fmt::Display,
+) -> Result<(DataType, NumericType), PluginCreateError> {
     let data_type = DataType::from_metadata(metadata)
-        .map_err(|e| config_error(CAST_VALUE, "data_type", json, e))?;
-    NumericType::from_data_type(&data_type).ok_or_else(|| {
+        .map_err(|e| config_error(CAST_VALUE, "data_type", &shown, e))?;
+    let numeric = NumericType::from_data_type(&data_type).ok_or_else(|| {
         config_error(
             CAST_VALUE,
             "data_type",
-            json,
+            &shown,
             "cast_value casts between integer and floating-point types only",
         )
-    })
+    })?;
+    Ok((data_type, numeric))
 }
 
 /// Check the shape of `scalar_map` and parse the halves written in `target`'s

@@ -304,3 +304,24 @@ fn constructed_directly() {
     assert_eq!(codec.configuration().data_type.name(), "float16");
     assert!(CastValueCodec::new_with_json(&json!(["float16"])).is_err());
 }
+
+/// A chunk shape whose element count overflows `u64` is an error naming the
+/// codec, not a panic (a plain `product()` overflows).
+#[test]
+fn overflowing_chunk_shape_is_an_error() {
+    let codec = u8_map_codec();
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    // 2^32 x 2^32 = 2^64 elements.
+    let huge = [NonZeroU64::new(1 << 32).unwrap(); 2];
+    for decoding in [false, true] {
+        let bytes = ArrayBytes::from(vec![0u8; 8]);
+        let options = CodecOptions::default();
+        let result = if decoding {
+            codec.decode(bytes, &huge, &dt, &fv, &options)
+        } else {
+            codec.encode(bytes, &huge, &dt, &fv, &options)
+        };
+        let error = result.unwrap_err().to_string();
+        assert!(error.starts_with("cast_value: chunk shape"), "{error}");
+    }
+}

@@ -19,7 +19,7 @@ use zarrs::plugin::{PluginCreateError, ZarrVersion};
 use super::packbits_data_type::Components;
 use super::packbits_partial_decoder::PackBitsPartialDecoder;
 use super::{PACKBITS, PackBitsCodecConfiguration, PaddingEncoding};
-use crate::codec::config_error;
+use crate::codec::{config_error, configuration_from_json, num_elements};
 use crate::kernels::packbits::{BitLayout, PackBitsError, pack, unpack};
 
 /// The `packbits` codec: packs each component's bits `first_bit ..=
@@ -69,17 +69,8 @@ impl PackBitsCodec {
     /// # Errors
     /// If the configuration is invalid; the error names the field and value.
     pub fn new_with_json(configuration: &serde_json::Value) -> Result<Self, PluginCreateError> {
-        let map = configuration.as_object().ok_or_else(|| {
-            config_error(
-                PACKBITS,
-                "configuration",
-                configuration,
-                "expected an object",
-            )
-        })?;
-        Self::new_with_configuration(&PackBitsCodecConfiguration::parse(&Configuration::from(
-            map.clone(),
-        ))?)
+        let configuration = configuration_from_json(PACKBITS, configuration)?;
+        Self::new_with_configuration(&PackBitsCodecConfiguration::parse(&configuration)?)
     }
 
     /// How the number of padding bits is recorded.
@@ -142,12 +133,9 @@ impl PackBitsCodec {
             components.signed,
         )
         .map_err(|e| CodecError::Other(format!("{PACKBITS}: {data_type}: {e}")))?;
-        let num_elements = shape
-            .iter()
-            .try_fold(1u64, |acc, d| acc.checked_mul(d.get()));
-        let num_components = num_elements.and_then(|n| n.checked_mul(u64::from(components.count)));
-        let (Some(num_elements), Some(num_components), Some(packed_len)) = (
-            num_elements,
+        let num_elements = num_elements(PACKBITS, shape)?;
+        let num_components = num_elements.checked_mul(u64::from(components.count));
+        let (Some(num_components), Some(packed_len)) = (
             num_components,
             num_components.and_then(|c| layout.packed_len(c, 0)),
         ) else {

@@ -107,6 +107,16 @@ impl<T: ?Sized> PackBitsPartialDecoder<T> {
         requests.into_iter()
     }
 
+    /// The fill value for every element `indexer` selects: the answer when
+    /// the chunk does not exist.
+    fn fill(&self, indexer: &dyn Indexer) -> Result<ArrayBytes<'static>, CodecError> {
+        Ok(ArrayBytes::new_fill_value(
+            &self.plan.data_type,
+            indexer.len(),
+            &self.fill_value,
+        )?)
+    }
+
     /// Decode the bytes read for `runs` (`None`: the chunk does not exist).
     fn decode_parts(
         &self,
@@ -115,11 +125,7 @@ impl<T: ?Sized> PackBitsPartialDecoder<T> {
         parts: Option<Vec<ArrayBytesRaw<'_>>>,
     ) -> Result<ArrayBytes<'static>, CodecError> {
         let Some(parts) = parts else {
-            return Ok(ArrayBytes::new_fill_value(
-                &self.plan.data_type,
-                indexer.len(),
-                &self.fill_value,
-            )?);
+            return self.fill(indexer);
         };
         let expected_parts = runs.len() + usize::from(self.plan.padding_byte_offset().is_some());
         if parts.len() != expected_parts {
@@ -171,11 +177,7 @@ impl<T: ?Sized> PackBitsPartialDecoder<T> {
         whole: Option<ArrayBytesRaw<'_>>,
     ) -> Result<ArrayBytes<'static>, CodecError> {
         let Some(whole) = whole else {
-            return Ok(ArrayBytes::new_fill_value(
-                &self.plan.data_type,
-                indexer.len(),
-                &self.fill_value,
-            )?);
+            return self.fill(indexer);
         };
         let chunk = self.plan.decode_chunk(whole)?;
         let element_bytes = self.plan.element_bytes() as u64;

@@ -93,9 +93,10 @@ impl ScaleOffsetCodec {
         self.configuration.as_ref()?.scale.as_ref()
     }
 
-    /// Parse `offset` and `scale` as native-endian elements of `data_type`
-    /// (empty when absent, which the kernels read as the identity).
-    fn scalars(&self, data_type: NumericType) -> Result<(Vec<u8>, Vec<u8>), CodecError> {
+    /// `offset` and `scale` parsed for `data_type`, once per chunk (or per
+    /// partial decode), for the fill value and the elements alike.
+    fn params(&self, data_type: &DataType) -> Result<Params, CodecError> {
+        let data_type = numeric_type(SCALE_OFFSET, data_type)?;
         let parse = |field: &str, value: Option<&serde_json::Value>| match value {
             None => Ok(Vec::new()),
             Some(json) => {
@@ -104,27 +105,39 @@ impl ScaleOffsetCodec {
         };
         let offset = parse("offset", self.offset())?;
         let scale = parse("scale", self.scale())?;
-        if !scale.is_empty()
+        if let Some(json) = self.scale()
             && match data_type.read_value(&scale) {
                 Value::Int(v) => v == 0,
                 Value::Float(v) => v == 0.0,
             }
         {
-            let json = self.scale().expect("scale is present");
             return Err(field_error("scale", json, "the scale must not be zero"));
         }
-        Ok((offset, scale))
+        Ok(Params {
+            data_type,
+            offset,
+            scale,
+        })
     }
+}
 
-    /// Apply the transformation to whole elements of `data_type`.
+/// `offset` and `scale` as native-endian elements of `data_type` (empty when
+/// absent, which the kernels read as the identity).
+struct Params {
+    data_type: NumericType,
+    offset: Vec<u8>,
+    scale: Vec<u8>,
+}
+
+impl Params {
+    /// Apply the transformation to whole elements.
     fn apply<'a>(
         &self,
         direction: Direction,
         bytes: ArrayBytesRaw<'a>,
-        data_type: NumericType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        let (offset, scale) = self.scalars(data_type)?;
-        if is_identity(data_type, &offset, &scale) {
+        let (data_type, offset, scale) = (self.data_type, &self.offset, &self.scale);
+        if is_identity(data_type, offset, scale) {
             return Ok(ArrayBytes::new_flen(bytes));
         }
         let error = |e| kernel_error(direction, data_type, &e);
@@ -138,7 +151,7 @@ impl ScaleOffsetCodec {
                     Direction::Decode => decode_bytes_into,
                 };
                 let mut out = Vec::new();
-                kernel(data_type, src, &mut out, &offset, &scale).map_err(error)?;
+                kernel(data_type, src, &mut out, offset, scale).map_err(error)?;
                 Cow::Owned(out)
             }
             Cow::Owned(mut data) => {
@@ -146,29 +159,42 @@ impl ScaleOffsetCodec {
                     Direction::Encode => encode_bytes,
                     Direction::Decode => decode_bytes,
                 };
-                kernel(data_type, &mut data, &offset, &scale).map_err(error)?;
+                kernel(data_type, &mut data, offset, scale).map_err(error)?;
                 Cow::Owned(data)
             }
         };
         Ok(ArrayBytes::new_flen(bytes))
     }
 
-    /// `encode` / `decode` of a whole chunk.
+    /// `encode` / `decode` of a whole chunk of `shape`.
     fn apply_chunk<'a>(
         &self,
         direction: Direction,
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
-        data_type: &DataType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        let data_type = numeric_type(SCALE_OFFSET, data_type)?;
         let bytes = bytes.into_fixed()?;
-        let num_elements = shape
-            .iter()
-            .try_fold(1u64, |n, d| n.checked_mul(d.get()))
-            .unwrap_or(u64::MAX);
-        check_chunk_len(SCALE_OFFSET, &bytes, num_elements, data_type)?;
-        self.apply(direction, bytes, data_type)
+        check_chunk_len(SCALE_OFFSET, &bytes, shape, self.data_type)?;
+        self.apply(direction, bytes)
+    }
+
+    /// Encode the fill value; an error names the step and value that fail.
+    fn encode_fill_value(&self, decoded_fill_value: &FillValue) -> Result<FillValue, CodecError> {
+        let data_type = self.data_type;
+        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
+        if bytes.len() != data_type.size() {
+            return Err(CodecError::Other(format!(
+                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
+                bytes.len()
+            )));
+        }
+        encode_bytes(data_type, &mut bytes, &self.offset, &self.scale).map_err(|e| match e {
+            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
+                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
+            )),
+            e => kernel_error(Direction::Encode, data_type, &e),
+        })?;
+        Ok(FillValue::new(bytes))
     }
 }
 
@@ -239,8 +265,8 @@ impl ElementwiseDecode for ScaleOffsetCodec {
         bytes: ArrayBytes<'a>,
         decoded_data_type: &DataType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
-        self.apply(Direction::Decode, bytes.into_fixed()?, data_type)
+        self.params(decoded_data_type)?
+            .apply(Direction::Decode, bytes.into_fixed()?)
     }
 
     /// Encode the fill value; an error names the step and value that fail.
@@ -249,22 +275,8 @@ impl ElementwiseDecode for ScaleOffsetCodec {
         decoded_data_type: &DataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, CodecError> {
-        let data_type = numeric_type(SCALE_OFFSET, decoded_data_type)?;
-        let (offset, scale) = self.scalars(data_type)?;
-        let mut bytes = decoded_fill_value.as_ne_bytes().to_vec();
-        if bytes.len() != data_type.size() {
-            return Err(CodecError::Other(format!(
-                "{SCALE_OFFSET}: the fill value has {} bytes, expected one {data_type} element",
-                bytes.len()
-            )));
-        }
-        encode_bytes(data_type, &mut bytes, &offset, &scale).map_err(|e| match e {
-            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
-                "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
-            )),
-            e => kernel_error(Direction::Encode, data_type, &e),
-        })?;
-        Ok(FillValue::new(bytes))
+        self.params(decoded_data_type)?
+            .encode_fill_value(decoded_fill_value)
     }
 }
 
@@ -301,8 +313,9 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.checked_fill_value(data_type, fill_value)?;
-        self.apply_chunk(Direction::Encode, bytes, shape, data_type)
+        let params = self.params(data_type)?;
+        params.encode_fill_value(fill_value)?;
+        params.apply_chunk(Direction::Encode, bytes, shape)
     }
 
     fn decode<'a>(
@@ -313,8 +326,9 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         _options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        self.checked_fill_value(data_type, fill_value)?;
-        self.apply_chunk(Direction::Decode, bytes, shape, data_type)
+        let params = self.params(data_type)?;
+        params.encode_fill_value(fill_value)?;
+        params.apply_chunk(Direction::Decode, bytes, shape)
     }
 
     fn partial_decoder(

@@ -37,24 +37,33 @@ fn shape(n: u64) -> Vec<NonZeroU64> {
     vec![NonZeroU64::new(n).unwrap()]
 }
 
+/// `encode` (or, with `decoding`, `decode`) a one-dimensional chunk of `values`.
+fn apply<T: bytemuck::Pod>(
+    codec: &ScaleOffsetCodec,
+    data_type: &DataType,
+    fill_value: &FillValue,
+    values: &[T],
+    decoding: bool,
+) -> Result<Vec<T>, String> {
+    let bytes = ArrayBytes::from(bytemuck::cast_slice::<T, u8>(values));
+    let (shape, options) = (shape(values.len() as u64), CodecOptions::default());
+    let output = if decoding {
+        codec.decode(bytes, &shape, data_type, fill_value, &options)
+    } else {
+        codec.encode(bytes, &shape, data_type, fill_value, &options)
+    };
+    Ok(elements(
+        &output.map_err(|e| e.to_string())?.into_fixed().unwrap(),
+    ))
+}
+
 fn encode<T: bytemuck::Pod>(
     codec: &ScaleOffsetCodec,
     data_type: &DataType,
     fill_value: &FillValue,
     values: &[T],
 ) -> Result<Vec<T>, String> {
-    let bytes = ArrayBytes::from(bytemuck::cast_slice::<T, u8>(values));
-    let n = values.len() as u64;
-    let encoded = codec
-        .encode(
-            bytes,
-            &shape(n),
-            data_type,
-            fill_value,
-            &CodecOptions::default(),
-        )
-        .map_err(|e| e.to_string())?;
-    Ok(elements(&encoded.into_fixed().unwrap()))
+    apply(codec, data_type, fill_value, values, false)
 }
 
 fn decode<T: bytemuck::Pod>(
@@ -63,18 +72,7 @@ fn decode<T: bytemuck::Pod>(
     fill_value: &FillValue,
     values: &[T],
 ) -> Result<Vec<T>, String> {
-    let bytes = ArrayBytes::from(bytemuck::cast_slice::<T, u8>(values));
-    let n = values.len() as u64;
-    let decoded = codec
-        .decode(
-            bytes,
-            &shape(n),
-            data_type,
-            fill_value,
-            &CodecOptions::default(),
-        )
-        .map_err(|e| e.to_string())?;
-    Ok(elements(&decoded.into_fixed().unwrap()))
+    apply(codec, data_type, fill_value, values, true)
 }
 
 #[test]

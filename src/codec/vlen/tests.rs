@@ -110,7 +110,8 @@ fn layout_by_hand() {
     }
 }
 
-/// A chunk of empty elements has no data section: 8 + 2 x 4 bytes.
+/// A chunk of two empty elements has no data section: the 8-byte length
+/// field and 3 offsets x 4 bytes.
 #[test]
 fn all_empty_elements() {
     for data in [BYTES, &format!("{BYTES}, {CRC}")] {

@@ -19,7 +19,7 @@ use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
 
 use super::vlen_partial_decoder::VlenPartialDecoder;
 use super::{VLEN, VlenCodecConfiguration, VlenIndexDataType, VlenIndexLocation};
-use crate::codec::config_error;
+use crate::codec::{config_error, num_elements};
 use crate::kernels::vlen::{
     self as kernel, Endian, INDEX_LEN_SIZE, IndexLocation, IndexType, VlenError,
 };
@@ -500,10 +500,8 @@ pub(super) fn check_data_type(data_type: &DataType) -> Result<(), CodecError> {
 
 /// The number of offsets of a chunk of `shape`: elements + 1.
 pub(super) fn index_count(shape: &[NonZeroU64]) -> Result<NonZeroU64, CodecError> {
-    shape
-        .iter()
-        .try_fold(1u64, |n, d| n.checked_mul(d.get()))
-        .and_then(|n| n.checked_add(1))
+    num_elements(VLEN, shape)?
+        .checked_add(1)
         .filter(|&n| usize::try_from(n).is_ok())
         .and_then(NonZeroU64::new)
         .ok_or_else(|| CodecError::Other(format!("{VLEN}: chunk shape {shape:?} is too large")))

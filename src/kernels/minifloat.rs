@@ -115,9 +115,8 @@ impl MiniFloatFormat {
     #[must_use]
     pub fn to_f64(&self, bits: u8) -> f64 {
         let bits = u32::from(bits) & self.bit_mask();
-        let man_mask = (1u32 << self.mantissa_bits) - 1;
-        let exp_mask = (1u32 << self.exponent_bits) - 1;
-        let mantissa = bits & man_mask;
+        let exp_mask = self.exponent_mask();
+        let mantissa = bits & self.mantissa_mask();
         let exponent = (bits >> self.mantissa_bits) & exp_mask;
         let negative = self.is_signed() && (bits >> (self.bits() - 1)) & 1 == 1;
         #[allow(clippy::cast_possible_wrap)]
@@ -167,6 +166,16 @@ impl MiniFloatFormat {
             }
         }
         table
+    }
+
+    /// The exponent field's bits, shifted down to bit 0.
+    const fn exponent_mask(&self) -> u32 {
+        (1u32 << self.exponent_bits) - 1
+    }
+
+    /// The mantissa field's bits (the low bits of the encoding).
+    const fn mantissa_mask(&self) -> u32 {
+        (1u32 << self.mantissa_bits) - 1
     }
 
     /// The mask of the format's own bits within the byte.
@@ -219,8 +228,7 @@ impl MiniFloatFormat {
     #[must_use]
     #[allow(clippy::cast_possible_truncation)] // at most 8 bits
     pub const fn max_finite(&self) -> u8 {
-        let exp_mask = (1u32 << self.exponent_bits) - 1;
-        let man_mask = (1u32 << self.mantissa_bits) - 1;
+        let (exp_mask, man_mask) = (self.exponent_mask(), self.mantissa_mask());
         let bits = match self.specials {
             // The all-ones exponent holds inf / NaN.
             MiniFloatSpecials::Ieee => ((exp_mask - 1) << self.mantissa_bits) | man_mask,
@@ -256,10 +264,10 @@ impl MiniFloatFormat {
     #[allow(clippy::cast_possible_truncation)] // at most 8 bits
     pub const fn nan_bits(&self) -> Option<u8> {
         match self.specials {
-            MiniFloatSpecials::Ieee => {
-                let exp_mask = (1u32 << self.exponent_bits) - 1;
-                Some(((exp_mask << self.mantissa_bits) | (1u32 << (self.mantissa_bits - 1))) as u8)
-            }
+            MiniFloatSpecials::Ieee => Some(
+                ((self.exponent_mask() << self.mantissa_bits) | (1u32 << (self.mantissa_bits - 1)))
+                    as u8,
+            ),
             MiniFloatSpecials::FiniteOnly => None,
             MiniFloatSpecials::FiniteUnsignedZero => Some(0x80),
             MiniFloatSpecials::ExponentOnly => Some(0xff),
@@ -271,8 +279,7 @@ impl MiniFloatFormat {
     #[allow(clippy::cast_possible_truncation)] // at most 8 bits
     pub const fn infinity_bits(&self, negative: bool) -> Option<u8> {
         if let MiniFloatSpecials::Ieee = self.specials {
-            let exp_mask = (1u32 << self.exponent_bits) - 1;
-            let inf = (exp_mask << self.mantissa_bits) as u8;
+            let inf = (self.exponent_mask() << self.mantissa_bits) as u8;
             Some(if negative {
                 inf | self.sign_mask()
             } else {

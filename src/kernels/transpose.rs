@@ -39,7 +39,7 @@ use std::mem::MaybeUninit;
 
 use bytemuck::Pod;
 
-use micro::Block;
+use micro::{Block, copy_elements};
 
 /// An error from the permutation kernels.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -552,13 +552,11 @@ fn run_typed<T: Block + Pod, const B: usize, const S: usize>(
                         let out = dst_base + y0 * dy + x0;
                         let (fx, fy) = (bx - bx % m, by - by % m);
                         T::region(&tile, row_len, &mut dst[out..], dy, fx, fy);
-                        // ...then the ragged edges of a partial tile.
-                        for y in 0..by {
-                            let from = if y < fy { fx } else { 0 };
-                            for x in from..bx {
-                                dst[out + y * dy + x] = MaybeUninit::new(tile[x * row_len + y]);
-                            }
-                        }
+                        // ...then the ragged edges of a partial tile: the
+                        // columns right of the blocks, then the rows below.
+                        let dst = &mut dst[out..];
+                        copy_elements(&tile, row_len, dst, dy, fx..bx, 0..fy);
+                        copy_elements(&tile, row_len, dst, dy, 0..bx, fy..by);
                     }
                 }
             }

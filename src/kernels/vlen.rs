@@ -439,35 +439,16 @@ fn to_usize(value: u64) -> usize {
 /// validated here: see [`validate_offsets`].
 #[must_use]
 pub fn decode_offsets(index: &[u8], index_type: IndexType, endian: Endian) -> Vec<usize> {
+    /// Every whole `N`-byte word of `index`, converted by `offset`.
+    fn words<const N: usize>(index: &[u8], offset: impl Fn([u8; N]) -> usize) -> Vec<usize> {
+        let (words, _) = index.as_chunks::<N>();
+        words.iter().map(|&w| offset(w)).collect()
+    }
     match (index_type, endian) {
-        (IndexType::U64, Endian::Little) => {
-            let (words, _) = index.as_chunks::<8>();
-            words
-                .iter()
-                .map(|w| to_usize(u64::from_le_bytes(*w)))
-                .collect()
-        }
-        (IndexType::U64, Endian::Big) => {
-            let (words, _) = index.as_chunks::<8>();
-            words
-                .iter()
-                .map(|w| to_usize(u64::from_be_bytes(*w)))
-                .collect()
-        }
-        (IndexType::U32, Endian::Little) => {
-            let (words, _) = index.as_chunks::<4>();
-            words
-                .iter()
-                .map(|w| u32::from_le_bytes(*w) as usize)
-                .collect()
-        }
-        (IndexType::U32, Endian::Big) => {
-            let (words, _) = index.as_chunks::<4>();
-            words
-                .iter()
-                .map(|w| u32::from_be_bytes(*w) as usize)
-                .collect()
-        }
+        (IndexType::U64, Endian::Little) => words(index, |w| to_usize(u64::from_le_bytes(w))),
+        (IndexType::U64, Endian::Big) => words(index, |w| to_usize(u64::from_be_bytes(w))),
+        (IndexType::U32, Endian::Little) => words(index, |w| u32::from_le_bytes(w) as usize),
+        (IndexType::U32, Endian::Big) => words(index, |w| u32::from_be_bytes(w) as usize),
     }
 }
 

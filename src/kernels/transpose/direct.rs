@@ -21,6 +21,7 @@
 
 use std::mem::MaybeUninit;
 
+use super::micro::{copy_elements, fits};
 use super::{Axis, Plane, for_each_outer};
 
 /// Elements in the side of a block.
@@ -62,7 +63,7 @@ pub(super) fn run(
     for_each_outer(outer, |src_base, dst_base| {
         let (src, dst) = (&src[src_base..], &mut dst[dst_base..]);
         assert!(
-            super::micro::fits(src.len(), nx, sx, ny) && super::micro::fits(dst.len(), ny, dy, nx),
+            fits(src.len(), nx, sx, ny) && fits(dst.len(), ny, dy, nx),
             "the plane lies within both buffers"
         );
         #[cfg(target_arch = "x86_64")]
@@ -84,30 +85,15 @@ pub(super) fn run(
                 );
             }
         } else {
-            copy_elements(src, dst, plane, 0..fx, 0..fy);
+            copy_elements(src, sx, dst, dy, 0..fx, 0..fy);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        copy_elements(src, dst, plane, 0..fx, 0..fy);
+        copy_elements(src, sx, dst, dy, 0..fx, 0..fy);
         // The ragged edges: the last `nx % M` columns for every row, and the
         // last `ny % M` rows of the other columns.
-        copy_elements(src, dst, plane, fx..nx, 0..ny);
-        copy_elements(src, dst, plane, 0..fx, fy..ny);
+        copy_elements(src, sx, dst, dy, fx..nx, 0..ny);
+        copy_elements(src, sx, dst, dy, 0..fx, fy..ny);
     });
-}
-
-/// Copy the elements `(x, y)` of `xs` x `ys` one by one (bounds checked).
-fn copy_elements(
-    src: &[[u8; 4]],
-    dst: &mut [MaybeUninit<[u8; 4]>],
-    plane: &Plane,
-    xs: std::ops::Range<usize>,
-    ys: std::ops::Range<usize>,
-) {
-    for y in ys {
-        for x in xs.clone() {
-            dst[y * plane.dy + x] = MaybeUninit::new(src[x * plane.sx + y]);
-        }
-    }
 }
 
 #[cfg(target_arch = "x86_64")]

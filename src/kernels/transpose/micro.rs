@@ -10,6 +10,7 @@
 //! whole-register moves already), the block is copied element by element.
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 /// An element type with a block transposition.
 pub(super) trait Block: Copy + Default {
@@ -27,22 +28,25 @@ pub(super) trait Block: Copy + Default {
         nx: usize,
         ny: usize,
     ) {
-        scalar(src, sx, dst, dy, nx, ny);
+        copy_elements(src, sx, dst, dy, 0..nx, 0..ny);
     }
 }
 
-/// The element-by-element copy of a region (indexing is bounds checked).
+/// Copy the elements `(x, y)` with `x` in `xs` and `y` in `ys` one by one,
+/// input element `(x, y)` being `src[x * sx + y]` and output element
+/// `dst[y * dy + x]` (indexing is bounds checked): the fallback of the block
+/// kernels, and the ragged edges that whole blocks leave.
 #[inline]
-fn scalar<T: Copy>(
+pub(super) fn copy_elements<T: Copy>(
     src: &[T],
     sx: usize,
     dst: &mut [MaybeUninit<T>],
     dy: usize,
-    nx: usize,
-    ny: usize,
+    xs: Range<usize>,
+    ys: Range<usize>,
 ) {
-    for y in 0..ny {
-        for x in 0..nx {
+    for y in ys {
+        for x in xs.clone() {
             dst[y * dy + x] = MaybeUninit::new(src[x * sx + y]);
         }
     }
@@ -214,7 +218,7 @@ macro_rules! simd_block {
                     }
                     return;
                 }
-                scalar(src, sx, dst, dy, nx, ny);
+                copy_elements(src, sx, dst, dy, 0..nx, 0..ny);
             }
         }
     };

@@ -11,7 +11,7 @@
 //! Both copies are the same Rust code: only the instruction selection
 //! differs. No fused multiply-add is enabled, and Rust never contracts
 //! `a * b + c` on its own, so both give bit-identical results; the tests
-//! check that by running kernels under [`portable`] as well.
+//! check that by running kernels under `portable` (a test-only helper) as well.
 //!
 //! # Why a trait and not a closure
 //!

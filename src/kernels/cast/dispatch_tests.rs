@@ -510,8 +510,8 @@ impl Case {
     }
 }
 
-/// Maps for a float source into `t`: none, NaN only, three entries (the
-/// unrolled select loop) and five (the lookup loop).
+/// Maps for a float source into `t`: none, NaN only, one ordinary key,
+/// three entries (the unrolled select loops) and five (the lookup loops).
 fn float_maps(t: NumericType) -> Vec<Vec<(Value, Value)>> {
     let one = if t.is_float() {
         Value::Float(1.0)
@@ -528,6 +528,7 @@ fn float_maps(t: NumericType) -> Vec<Vec<(Value, Value)>> {
     vec![
         vec![],
         vec![(nan, zero)],
+        vec![(f(2.5), one)],
         vec![(nan, zero), (f(2.5), one), (f(f64::INFINITY), one)],
         vec![
             (nan, zero),

@@ -12,7 +12,7 @@ pub(crate) trait Elem: bytemuck::Pod + Copy + PartialEq + Send + Sync + 'static 
 impl<T: bytemuck::Pod + Copy + PartialEq + Send + Sync + 'static> Elem for T {}
 
 /// `f32` or `f64`: what source floats are widened to.
-pub(crate) trait WideFloat: Elem + PartialOrd {
+pub(crate) trait WideFloat: Elem + PartialOrd + MapKey {
     fn is_finite(self) -> bool;
     fn to_f64(self) -> f64;
     /// Round to an integral value in this type with rounding mode `MODE`.

@@ -18,6 +18,7 @@ mod driver;
 mod elements;
 mod float_to_float;
 mod float_to_int;
+mod float_to_small_int;
 mod int_to_float;
 mod int_to_int;
 #[cfg(test)]

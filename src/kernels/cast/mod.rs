@@ -133,7 +133,10 @@ impl CastPlan {
     /// A plan casting `source` elements to `target`.
     ///
     /// `entries` are `(source value, target value)` pairs as native-endian
-    /// element bytes; a repeated key keeps its first value.
+    /// element bytes; a repeated key keeps its first value. Values are not
+    /// checked here (the codec checks them in its configuration): a value
+    /// outside the range of a sub-byte target makes the elements it maps
+    /// fail.
     #[must_use]
     pub fn new(
         source: NumericType,

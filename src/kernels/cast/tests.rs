@@ -663,6 +663,27 @@ fn nan_and_infinity_into_int_fail() {
     }
 }
 
+/// `CastPlan::new` takes map values on trust (the codec checks them when it
+/// parses its configuration). A value outside a sub-byte target's range,
+/// which its storage type could hold, fails the elements it maps rather
+/// than being stored; 40 elements so that the AVX2 loop sees it too.
+#[test]
+fn map_value_outside_a_sub_byte_target_fails() {
+    let c = cast::<f64, i8>(T::Float64, T::Int4);
+    let mut src = vec![1.0; 40];
+    assert_eq!(
+        c.run(NearestEven, None, &[(f64::NAN, 100)], &src),
+        Ok(vec![1; 40])
+    );
+    src[33] = f64::NAN;
+    let got = c.run(NearestEven, None, &[(f64::NAN, 100)], &src);
+    assert_eq!(got.map_err(|(i, _)| i), Err(33));
+    assert_eq!(
+        c.run(NearestEven, None, &[(f64::NAN, -8)], &src).unwrap()[33],
+        -8
+    );
+}
+
 #[test]
 fn scalar_map_rules() {
     let nan = f64::NAN;

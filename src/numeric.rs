@@ -167,6 +167,9 @@ impl NumericType {
     /// Decode one element from native-endian bytes into an exact wide value.
     ///
     /// Used off the hot path only (fill values, scalar maps, error messages).
+    ///
+    /// # Panics
+    /// If `bytes` is shorter than one element ([`size`](Self::size)).
     #[must_use]
     pub fn read_value(self, bytes: &[u8]) -> Value {
         fn arr<const N: usize>(b: &[u8]) -> [u8; N] {

@@ -172,14 +172,14 @@ pub fn float_bytes(value: f64, data_type: NumericType) -> Result<Vec<u8>, String
             v.to_ne_bytes().to_vec()
         }
         NumericType::Float16 => {
-            let v = half::f16::from_f64(value);
+            let v = crate::kernels::cast::f16_nearest(value);
             if v.is_infinite() && value.is_finite() {
                 return Err(overflow());
             }
             v.to_ne_bytes().to_vec()
         }
         NumericType::BFloat16 => {
-            let v = half::bf16::from_f64(value);
+            let v = crate::kernels::cast::bf16_nearest(value);
             if v.is_infinite() && value.is_finite() {
                 return Err(overflow());
             }
@@ -221,6 +221,27 @@ mod tests {
         assert_eq!(f32_of(json!("0x3f800000")).unwrap(), 1.0);
         // 0.1 is not a float32; the nearest float32 is 0x3dcccccd.
         assert_eq!(f32_of(json!(0.1)).unwrap().to_bits(), 0x3dcc_cccd);
+    }
+
+    /// A JSON number rounds to float16 / bfloat16 once, from the exact
+    /// float64 value. 1 + 2^-11 + 2^-40 lies just above the midpoint between
+    /// float16 1.0 (0x3c00) and 1 + 2^-10 (0x3c01), so the nearest is
+    /// 0x3c01; rounding to float32 first lands on the midpoint 1 + 2^-11,
+    /// which ties to even 0x3c00. bfloat16 likewise, with 1 + 2^-8 + 2^-40
+    /// between 1.0 (0x3f80) and 1 + 2^-7 (0x3f81). numpy 2 agrees on float16:
+    /// `np.float16(1 + 2**-11 + 2**-40)` is 0x3c01.
+    #[test]
+    fn half_precision_numbers_round_once() {
+        let bits = |value: f64, t: NumericType| {
+            let b = parse_scalar(&json!(value), t).unwrap();
+            u16::from_ne_bytes(b.try_into().unwrap())
+        };
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(bits(x, NumericType::Float16), 0x3c01);
+        let y = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(bits(y, NumericType::BFloat16), 0x3f81);
+        // Exactly on the midpoint: ties to even.
+        assert_eq!(bits(1.0 + 2f64.powi(-11), NumericType::Float16), 0x3c00);
     }
 
     #[test]

@@ -86,6 +86,20 @@ macro_rules! with_rounding {
 }
 pub(crate) use with_rounding;
 
+/// The float16 nearest to `x` (ties to even), rounded once.
+///
+/// `half::f16::from_f64` may go through float32 (its F16C path) and round
+/// twice; configuration values and fill values must round as numpy does.
+pub(crate) fn f16_nearest(x: f64) -> f16 {
+    <f16 as elements::FloatElem>::from_f64_nearest(x)
+}
+
+/// The bfloat16 nearest to `x` (ties to even), rounded once (see
+/// [`f16_nearest`]; `half::bf16::from_f64` drops the low bits of a float32).
+pub(crate) fn bf16_nearest(x: f64) -> bf16 {
+    <bf16 as elements::FloatElem>::from_f64_nearest(x)
+}
+
 /// Why an element could not be cast.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CastFailure {

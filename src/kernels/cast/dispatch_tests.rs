@@ -529,6 +529,7 @@ fn float_maps(t: NumericType) -> Vec<Vec<(Value, Value)>> {
         vec![],
         vec![(nan, zero)],
         vec![(f(2.5), one)],
+        vec![(f(-0.0), one), (f(-1.5), zero)],
         vec![(nan, zero), (f(2.5), one), (f(f64::INFINITY), one)],
         vec![
             (nan, zero),

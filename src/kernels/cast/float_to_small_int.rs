@@ -27,7 +27,9 @@
 //!
 //! The `scalar_map` is applied first, by replacing a matching source value
 //! with its mapped value as a float: that value is an integer within the
-//! target's range, so it rounds to itself and never fails. The map therefore
+//! target's range (the codec checks this; a value outside it is replaced by
+//! NaN here, so that its elements fail), so it rounds to itself and never
+//! fails. The map therefore
 //! costs a compare and a select in the float lanes.
 //!
 //! # AVX2 intrinsics
@@ -76,13 +78,28 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
     #[allow(clippy::cast_possible_truncation)]
     let bounds = Bounds::<S::Wide>::new(target.lo as i32, target.hi as i32);
     // Mapped values are integers of at most 16 bits: exact in f32 and f64.
+    // A value outside a sub-byte target's range (which `CastPlan::new` does
+    // not check) becomes NaN, so the elements it maps fail in every mode.
     let subs: Vec<Entry<S::Wide, S::Wide>> = entries
         .iter()
         .map(|e| Entry {
             key: e.key.widen(),
-            value: S::Wide::from_f64_exact(e.value.to_f64()),
+            value: S::Wide::from_f64_exact(
+                if (target.lo..=target.hi).contains(&e.value.to_i128()) {
+                    e.value.to_f64()
+                } else {
+                    f64::NAN
+                },
+            ),
         })
         .collect();
+    // The loops apply entries in either order: `CastPlan::new` keeps one
+    // entry per key, and no value matches two distinct keys.
+    debug_assert!(subs.iter().enumerate().all(|(i, a)| {
+        subs[i + 1..]
+            .iter()
+            .all(|b| !(a.key.equals(b.key) || (a.key.is_nan_key() && b.key.is_nan_key())))
+    }));
     // Whole groups with the intrinsics loop where there is one; the rest
     // (or everything) with the portable loop.
     let (done, fast_failed) = with_intrinsics::<S, D, MODE>(src, dst, &subs, bounds, clamp);
@@ -106,24 +123,22 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
     if !failed {
         return Ok(());
     }
-    let index = src
-        .iter()
-        .position(|s| {
-            let w = lookup(s.widen(), &subs).unwrap_or(s.widen());
-            if clamp {
-                !w.is_finite()
-            } else {
-                !bounds.contains(bounds.round::<MODE>(w))
-            }
-        })
-        .unwrap_or(0);
-    Err(index)
+    let index = src.iter().position(|s| {
+        let w = lookup(s.widen(), &subs).unwrap_or(s.widen());
+        if clamp {
+            !w.is_finite()
+        } else {
+            !bounds.contains(bounds.round::<MODE>(w))
+        }
+    });
+    // Both loops and this search apply the same rule to every element.
+    debug_assert!(index.is_some(), "a failure was reported but none found");
+    Err(index.unwrap_or(0))
 }
 
 /// Convert the leading whole groups of `src` with the AVX2 intrinsics loop
 /// ([`avx2`]) if the CPU, types, mode and map allow; returns how many
 /// elements were converted and whether any failed.
-#[allow(clippy::cast_possible_truncation)]
 fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
     src: &[S],
     dst: &mut [MaybeUninit<D>],
@@ -145,14 +160,8 @@ fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
             .filter(|e| !e.key.is_nan_key())
             .map(|e| (e.key.to_f64(), e.value.to_f64()))
             .collect();
-        if equal.len() > 2 {
+        let Some(map) = avx2::Map::new(nan, &equal) else {
             return (0, false);
-        }
-        let slot = |i: usize| equal.get(i).copied().unwrap_or((f64::NAN, f64::NAN));
-        let map = avx2::Map {
-            nan,
-            equal: [slot(0), slot(1)],
-            equal_len: equal.len(),
         };
         let (lo, hi) = (bounds.lo, bounds.hi);
         // SAFETY (both calls): `avx2_enabled` checked that the CPU has AVX2.
@@ -161,14 +170,15 @@ fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
                 avx2::convert::<f64, D, MODE>(bytemuck::cast_slice(src), dst, &map, lo, hi, clamp)
             }
         } else if TypeId::of::<S>() == TypeId::of::<f32>() {
-            // The keys and values came from `f32` (`S::Wide`): exact.
-            let map = avx2::Map {
-                nan: map.nan.map(|v| v as f32),
-                equal: map.equal.map(|(k, v)| (k as f32, v as f32)),
-                equal_len: map.equal_len,
-            };
             unsafe {
-                avx2::convert::<f32, D, MODE>(bytemuck::cast_slice(src), dst, &map, lo, hi, clamp)
+                avx2::convert::<f32, D, MODE>(
+                    bytemuck::cast_slice(src),
+                    dst,
+                    &map.to_f32(),
+                    lo,
+                    hi,
+                    clamp,
+                )
             }
         } else {
             None

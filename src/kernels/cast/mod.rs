@@ -147,10 +147,12 @@ impl CastPlan {
     /// A plan casting `source` elements to `target`.
     ///
     /// `entries` are `(source value, target value)` pairs as native-endian
-    /// element bytes; a repeated key keeps its first value. Values are not
-    /// checked here (the codec checks them in its configuration): a value
-    /// outside the range of a sub-byte target makes the elements it maps
-    /// fail.
+    /// element bytes; a repeated key keeps its first value. Values must be
+    /// values of `target`; they are not checked here (the codec checks them
+    /// when it parses its configuration). A value outside the range of a
+    /// sub-byte target is, depending on the types and rules, either stored
+    /// as it is or makes the elements it maps fail; it never causes
+    /// undefined behaviour or a panic.
     #[must_use]
     pub fn new(
         source: NumericType,

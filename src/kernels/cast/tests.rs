@@ -682,6 +682,9 @@ fn map_value_outside_a_sub_byte_target_fails() {
         c.run(NearestEven, None, &[(f64::NAN, -8)], &src).unwrap()[33],
         -8
     );
+    // Also with `clamp`: not clamped to 7.
+    let got = c.run(NearestEven, Some(Clamp), &[(f64::NAN, 100)], &src);
+    assert_eq!(got.map_err(|(i, _)| i), Err(33));
 }
 
 #[test]

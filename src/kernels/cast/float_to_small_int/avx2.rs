@@ -4,12 +4,13 @@
 //! The other kernels leave vectorisation to the compiler. This one is the
 //! `scale_offset` + `cast_value` encode path (float64 -> uint8 with a NaN
 //! map), and three instructions that portable Rust cannot ask for make it
-//! about 1.6x faster than the compiler's loop (19 -> 30 GiB/s of float64 on
-//! an L2-resident chunk):
+//! about 1.6x faster than the compiler's loop (measured 19 -> 30 GiB/s of
+//! float64 on an L2-resident chunk; see `docs/performance.md`):
 //!
 //! - `vroundpd` / `vroundps` round in any mode but nearest-away in one
-//!   instruction; the portable loop needs two additions, because its
-//!   baseline copy has no rounding instruction.
+//!   instruction; the portable loop adds and subtracts a constant (plus a
+//!   compare in the directed modes), because its baseline copy has no
+//!   rounding instruction.
 //! - `vcvttpd2dq` / `vcvttps2dq` return `i32::MIN` for NaN, infinities and
 //!   values beyond `i32`. That is below every target's minimum, so without
 //!   `out_of_range` the running minimum catches them and no clamp is needed.
@@ -18,8 +19,9 @@
 //! - The four `i32` vectors of a group of 16 elements are packed to bytes or
 //!   halfwords at once (`packssdw`, `packuswb`, ...), with no buffer.
 //!
-//! The results are the same as the portable loop's, element for element
-//! (the dispatch tests run both against a reference).
+//! On success the results are the same as the portable loop's, element for
+//! element (the dispatch tests run both against a reference); on failure
+//! both report the failure, and the output is unspecified.
 
 use std::arch::x86_64::{
     __m128i, __m256, __m256d, __m256i, _CMP_EQ_OQ, _CMP_NLT_UQ, _CMP_UNORD_Q, _mm_max_epi32,
@@ -45,11 +47,39 @@ const GROUP: usize = 16;
 #[derive(Clone, Copy)]
 pub(super) struct Map<W> {
     /// The value NaN maps to, if any.
-    pub nan: Option<W>,
-    /// Entries with ordinary keys (key, value).
-    pub equal: [(W, W); 2],
+    nan: Option<W>,
+    /// Entries with ordinary keys (key, value); unused slots hold NaN keys,
+    /// which match nothing.
+    equal: [(W, W); 2],
     /// How many of `equal` are used.
-    pub equal_len: usize,
+    equal_len: usize,
+}
+
+impl Map<f64> {
+    /// The map with `nan`'s value and the ordinary `equal` entries, if it
+    /// has at most two of those.
+    pub(super) fn new(nan: Option<f64>, equal: &[(f64, f64)]) -> Option<Self> {
+        if equal.len() > 2 {
+            return None;
+        }
+        let slot = |i: usize| equal.get(i).copied().unwrap_or((f64::NAN, f64::NAN));
+        Some(Self {
+            nan,
+            equal: [slot(0), slot(1)],
+            equal_len: equal.len(),
+        })
+    }
+
+    /// The same map for a `float32` source, whose keys and values came from
+    /// `f32` (so the conversion is exact).
+    #[allow(clippy::cast_possible_truncation)]
+    pub(super) fn to_f32(self) -> Map<f32> {
+        Map {
+            nan: self.nan.map(|v| v as f32),
+            equal: self.equal.map(|(k, v)| (k as f32, v as f32)),
+            equal_len: self.equal_len,
+        }
+    }
 }
 
 /// What the loop reports: elements `0..done` were converted, and whether
@@ -84,7 +114,7 @@ pub(super) trait Source: Copy + 'static {
 
 /// `MAP` values: no map, NaN only, NaN and two ordinary keys (unused slots
 /// hold NaN keys, which match nothing, and a missing NaN entry maps NaN to
-/// itself).
+/// a NaN, which still fails).
 const MAP_NONE: u8 = 0;
 const MAP_NAN: u8 = 1;
 const MAP_ALL: u8 = 2;
@@ -107,13 +137,7 @@ impl Source for f64 {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn splat(map: &Map<f64>, lo: i32, hi: i32) -> SplatF64 {
-        let slot = |i: usize| {
-            if i < map.equal_len {
-                map.equal[i]
-            } else {
-                (f64::NAN, f64::NAN)
-            }
-        };
+        let slot = |i: usize| map.equal[i];
         SplatF64 {
             nan_value: _mm256_set1_pd(map.nan.unwrap_or(f64::NAN)),
             keys: [_mm256_set1_pd(slot(0).0), _mm256_set1_pd(slot(1).0)],
@@ -179,13 +203,7 @@ impl Source for f32 {
     #[target_feature(enable = "avx2")]
     #[allow(clippy::cast_precision_loss)]
     unsafe fn splat(map: &Map<f32>, lo: i32, hi: i32) -> SplatF32 {
-        let slot = |i: usize| {
-            if i < map.equal_len {
-                map.equal[i]
-            } else {
-                (f32::NAN, f32::NAN)
-            }
-        };
+        let slot = |i: usize| map.equal[i];
         SplatF32 {
             nan_value: _mm256_set1_ps(map.nan.unwrap_or(f32::NAN)),
             keys: [_mm256_set1_ps(slot(0).0), _mm256_set1_ps(slot(1).0)],
@@ -232,14 +250,21 @@ impl Source for f32 {
     }
 }
 
-/// How four `i32` vectors are narrowed to the target and stored.
+/// How four `i32` vectors are narrowed to the target and stored; the
+/// discriminants are the `PACK` parameter of [`store`] and [`groups`].
 #[derive(Clone, Copy)]
+#[repr(u8)]
 enum Pack {
-    U8,
-    I8,
-    U16,
-    I16,
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
 }
+
+const U8: u8 = Pack::U8 as u8;
+const I8: u8 = Pack::I8 as u8;
+const U16: u8 = Pack::U16 as u8;
+const I16: u8 = Pack::I16 as u8;
 
 impl Pack {
     /// The packing for target element type `D`, if it has 8 or 16 bits.
@@ -252,6 +277,11 @@ impl Pack {
             (2, true) => Some(Self::I16),
             _ => None,
         }
+    }
+
+    /// Bytes per target element.
+    const fn width(pack: u8) -> usize {
+        if pack == U8 || pack == I8 { 1 } else { 2 }
     }
 }
 
@@ -266,21 +296,22 @@ impl Pack {
 unsafe fn store<const PACK: u8>(out: *mut u8, v: [__m128i; 4]) {
     let [a, b, c, d] = v;
     // The saturating packs keep values that are in range; out-of-range
-    // values only occur in chunks that fail.
+    // values only occur when the whole call fails (the output is then
+    // unspecified).
     // SAFETY (stores): the caller guarantees room for 16 elements.
     unsafe {
         match PACK {
-            0 => {
+            U8 => {
                 let lo = _mm_packs_epi32(a, b);
                 let hi = _mm_packs_epi32(c, d);
                 _mm_storeu_si128(out.cast(), _mm_packus_epi16(lo, hi));
             }
-            1 => {
+            I8 => {
                 let lo = _mm_packs_epi32(a, b);
                 let hi = _mm_packs_epi32(c, d);
                 _mm_storeu_si128(out.cast(), _mm_packs_epi16(lo, hi));
             }
-            2 => {
+            U16 => {
                 _mm_storeu_si128(out.cast(), _mm_packus_epi32(a, b));
                 _mm_storeu_si128(out.add(16).cast(), _mm_packus_epi32(c, d));
             }
@@ -305,7 +336,7 @@ unsafe fn groups<S: Source, const ROUND: i32, const MAP: u8, const CLAMP: bool, 
     lo: i32,
     hi: i32,
 ) -> Converted {
-    let width = if PACK < 2 { 1 } else { 2 };
+    let width = Pack::width(PACK);
     // SAFETY: AVX2 is enabled in this function.
     let k = unsafe { S::splat(map, lo, hi) };
     let (mut min, mut max) = (_mm_set1_epi32(lo), _mm_set1_epi32(hi));
@@ -358,6 +389,7 @@ pub(super) unsafe fn convert<S: Source, D: IntElem, const MODE: u8>(
 ) -> Option<Converted> {
     assert_eq!(src.len(), dst.len());
     let pack = Pack::of::<D>()?;
+    debug_assert_eq!(Pack::width(pack as u8), size_of::<D>());
     let out = dst.as_mut_ptr().cast::<u8>();
     let map_kind = if map.equal_len > 0 {
         MAP_ALL
@@ -378,10 +410,10 @@ pub(super) unsafe fn convert<S: Source, D: IntElem, const MODE: u8>(
                     // width `Pack::of` matched.
                     unsafe {
                         match pack {
-                            Pack::U8 => groups::<S, R, M, C, 0>(src, out, map, lo, hi),
-                            Pack::I8 => groups::<S, R, M, C, 1>(src, out, map, lo, hi),
-                            Pack::U16 => groups::<S, R, M, C, 2>(src, out, map, lo, hi),
-                            Pack::I16 => groups::<S, R, M, C, 3>(src, out, map, lo, hi),
+                            Pack::U8 => groups::<S, R, M, C, U8>(src, out, map, lo, hi),
+                            Pack::I8 => groups::<S, R, M, C, I8>(src, out, map, lo, hi),
+                            Pack::U16 => groups::<S, R, M, C, U16>(src, out, map, lo, hi),
+                            Pack::I16 => groups::<S, R, M, C, I16>(src, out, map, lo, hi),
                         }
                     }
                 }};

@@ -386,38 +386,10 @@ fn run_kernel(
     // (see `simd`).
     match data_type {
         N::Int2 | N::Int4 | N::Int8 => {
-            let (lo, hi) = narrow_range(data_type);
-            let (lo, hi) = (lo as i8, hi as i8);
-            let (off, sc) = (offset[0] as i8, scale[0] as i8);
-            if enc {
-                drive_simd(io, move |b: u8| {
-                    let (r, bad) = i8::enc(b as i8, off, sc, lo, hi);
-                    (r as u8, bad)
-                })
-            } else if sc == 1 {
-                drive_simd(io, move |b: u8| {
-                    let (r, bad) = i8::dec_add(b as i8, off, lo, hi);
-                    (r as u8, bad)
-                })
-            } else {
-                // Division does not vectorise: a table is faster.
-                byte_kernel(io, move |b| {
-                    let (r, bad) = i8::dec(b as i8, off, sc, lo, hi);
-                    (r as u8, bad)
-                })
-            }
+            byte_int_kernel::<i8>(enc, data_type, io, offset[0], scale[0])
         }
         N::UInt2 | N::UInt4 | N::UInt8 => {
-            let (lo, hi) = narrow_range(data_type);
-            let (lo, hi) = (lo as u8, hi as u8);
-            let (off, sc) = (offset[0], scale[0]);
-            if enc {
-                drive_simd(io, move |b: u8| u8::enc(b, off, sc, lo, hi))
-            } else if sc == 1 {
-                drive_simd(io, move |b: u8| u8::dec_add(b, off, lo, hi))
-            } else {
-                byte_kernel(io, move |b| u8::dec(b, off, sc, lo, hi))
-            }
+            byte_int_kernel::<u8>(enc, data_type, io, offset[0], scale[0])
         }
         N::Int16 => int_kernel::<i16>(enc, io, offset, scale),
         N::Int32 => int_kernel::<i32>(enc, io, offset, scale),
@@ -443,6 +415,43 @@ fn run_kernel(
 
 /// The range of a one-byte integer type, as `i16` (fits both `i8` and `u8`).
 #[allow(clippy::cast_possible_truncation)]
+/// One-byte integers: `int2` / `int4` / `int8` as `T = i8`, `uint2` /
+/// `uint4` / `uint8` as `T = u8`, checked against the range of `data_type`.
+fn byte_int_kernel<T: IntArith>(
+    enc: bool,
+    data_type: NumericType,
+    io: Io<'_>,
+    offset: u8,
+    scale: u8,
+) -> Result<(), usize> {
+    // `T` is a one-byte integer: its value is the byte reinterpreted, and the
+    // closures below keep bytes in and out so the drivers work on `u8`.
+    let of = |byte: u8| bytemuck::cast::<u8, T>(byte);
+    let to_byte = |v: T| bytemuck::cast::<T, u8>(v);
+    let (lo, hi) = narrow_range(data_type);
+    // The bounds are within `T`'s range, so their low byte is their value.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (lo, hi) = (of(lo as u8), of(hi as u8));
+    let (off, sc) = (of(offset), of(scale));
+    if enc {
+        drive_simd(io, move |b: u8| {
+            let (r, bad) = T::enc(of(b), off, sc, lo, hi);
+            (to_byte(r), bad)
+        })
+    } else if scale == 1 {
+        drive_simd(io, move |b: u8| {
+            let (r, bad) = T::dec_add(of(b), off, lo, hi);
+            (to_byte(r), bad)
+        })
+    } else {
+        // Division does not vectorise: a table is faster.
+        byte_kernel(io, move |b| {
+            let (r, bad) = T::dec(of(b), off, sc, lo, hi);
+            (to_byte(r), bad)
+        })
+    }
+}
+
 fn narrow_range(data_type: NumericType) -> (i16, i16) {
     let (lo, hi) = data_type.int_range().expect("integer type");
     (lo as i16, hi as i16)

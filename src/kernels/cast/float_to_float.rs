@@ -95,13 +95,23 @@ pub(crate) fn narrow<W: WideFloat, D: FloatElem, const MODE: u8>(x: W, clamp: bo
     // step towards zero came back to MAX although |x| >= 2^(emax+1).
     let overflow = x.is_finite()
         & (result.is_infinite() | (nearest.is_infinite() & (exact.abs() >= D::OVERFLOW_LIMIT)));
-    if overflow {
-        if clamp {
-            (D::infinity(exact < 0.0), false)
-        } else {
-            (result, true)
-        }
-    } else {
-        (result, false)
+    overflow_rule(result, overflow, exact < 0.0, clamp)
+}
+
+/// The `out_of_range` rule for a float target, given the rounded `result`
+/// and whether the value overflowed the target's finite range: with
+/// `clamp` an overflow becomes ±infinity (by the sign of the value), and
+/// without it the element fails. Shared with `int_to_float`.
+#[inline(always)]
+pub(crate) fn overflow_rule<D: FloatElem>(
+    result: D,
+    overflow: bool,
+    negative: bool,
+    clamp: bool,
+) -> (D, bool) {
+    match (overflow, clamp) {
+        (false, _) => (result, false),
+        (true, true) => (D::infinity(negative), false),
+        (true, false) => (result, true),
     }
 }

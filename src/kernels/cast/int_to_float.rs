@@ -8,6 +8,7 @@ use super::elements::{
     FloatElem, IntElem, MapKey, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE,
     TOWARDS_ZERO,
 };
+use super::float_to_float::overflow_rule;
 use super::{OutOfRangeMode, with_rounding};
 use crate::kernels::rounding::RoundingMode;
 
@@ -102,13 +103,5 @@ fn round<D: FloatElem, const MODE: u8>(v: i128, clamp: bool) -> (D, bool) {
     };
     let overflow = result.is_infinite()
         | (nearest.is_infinite() & (v.unsigned_abs() as f64 >= D::OVERFLOW_LIMIT));
-    if overflow {
-        if clamp {
-            (D::infinity(v < 0), false)
-        } else {
-            (result, true)
-        }
-    } else {
-        (result, false)
-    }
+    overflow_rule(result, overflow, v < 0, clamp)
 }

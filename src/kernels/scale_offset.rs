@@ -1656,29 +1656,26 @@ mod tests {
         };
         let mut results = all_ways().to_vec();
         results.extend(simd::portable(all_ways));
-        // NaN results compare as NaN, not by their bits: Rust leaves the sign
-        // and payload of a NaN from arithmetic unspecified, and the two
-        // copies do differ there in release builds (e.g. which of two NaN
-        // operands an instruction passes on depends on operand order).
-        let canonical = |bytes: Vec<u8>| match data_type {
-            NumericType::Float32 => bytes
-                .chunks_exact(4)
-                .flat_map(|c| {
-                    let x = f32::from_ne_bytes(c.try_into().unwrap());
-                    if x.is_nan() { f32::NAN } else { x }.to_ne_bytes()
-                })
-                .collect(),
-            NumericType::Float64 => bytes
-                .chunks_exact(8)
-                .flat_map(|c| {
-                    let x = f64::from_ne_bytes(c.try_into().unwrap());
-                    if x.is_nan() { f64::NAN } else { x }.to_ne_bytes()
-                })
-                .collect(),
-            _ => bytes,
+        // Compared as exact values, element by element, so that NaN results
+        // compare as NaN and not by their bits: Rust leaves the sign and
+        // payload of a NaN from arithmetic unspecified, and the two copies
+        // do differ there in release builds (e.g. which of two NaN operands
+        // an instruction passes on depends on operand order). Every other
+        // float compares by the bits of its exact f64 value (-0.0 included).
+        let exact = |v: Value| match v {
+            Value::Int(i) => (false, i),
+            Value::Float(x) if x.is_nan() => (true, -1),
+            Value::Float(x) => (true, i128::from(x.to_bits())),
         };
         let bits = |r: &Result<Vec<u8>, ScaleOffsetError>| {
-            r.clone().map(canonical).map_err(|e| e.to_string())
+            r.as_ref()
+                .map(|bytes| {
+                    bytes
+                        .chunks_exact(data_type.size())
+                        .map(|c| exact(data_type.read_value(c)))
+                        .collect::<Vec<_>>()
+                })
+                .map_err(ToString::to_string)
         };
         for (way, result) in results.iter().enumerate() {
             assert_eq!(bits(result), bits(&results[0]), "way {way} of {data_type}");

@@ -45,7 +45,10 @@
 //! Each entry point picks one monomorphised kernel per call, and runs its loop
 //! through the crate's runtime dispatch, i.e. with AVX2 where the CPU has it
 //! (twice the lanes, and for decoding twice the divider width; still plain
-//! IEEE division, so the results are identical). Kernels that can fail process the
+//! IEEE division, so the results are identical). Decoding `float64` on CPUs
+//! with FMA sends every other vector through fused multiply-adds instead of
+//! the divider (`divide_fma`): a reciprocal and three multiply-adds give the
+//! same, correctly rounded quotient, and both units work at once. Kernels that can fail process the
 //! chunk in blocks through a stack buffer with a branch-free pass that
 //! accumulates an error flag; only when the flag is set is the block scanned
 //! again for the first offending element (whose input is still intact, since a
@@ -66,6 +69,9 @@ use crate::kernels::minifloat::{MiniFloatFormat, MiniRound};
 use crate::kernels::rounding::RoundingMode;
 use crate::kernels::simd;
 use crate::numeric::{NumericType, Value};
+
+#[cfg(target_arch = "x86_64")]
+mod divide_fma;
 
 /// An error from the `scale_offset` kernels.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -849,13 +855,14 @@ impl FloatArith for f32 {}
 
 impl FloatArith for f64 {}
 
-/// `float32` / `float64`. The division stays a division (no multiplication
-/// by `1 / scale`, no fused multiply-add), so every result is the correctly
-/// rounded IEEE result of each step, with or without AVX2; AVX2 only makes
-/// the divider twice as wide, which is what limits decoding.
+/// `float32` / `float64`. Every result is the correctly rounded IEEE result
+/// of each step, with or without AVX2: the division is a division (never a
+/// multiplication by `1 / scale`), except that float64 decoding on CPUs
+/// with FMA computes half of the quotients with `divide_fma`, which is
+/// proven to give the same correctly rounded quotient.
 fn float_kernel<T: FloatArith>(
     enc: bool,
-    io: Io<'_>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] mut io: Io<'_>,
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), usize> {
@@ -869,12 +876,48 @@ fn float_kernel<T: FloatArith>(
             element: std::marker::PhantomData,
         })
     } else {
+        #[cfg(target_arch = "x86_64")]
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>()
+            && decode_f64_fma(io.reborrow(), read(offset), read(scale))
+        {
+            return Ok(());
+        }
         simd::dispatch(DriveInfallible {
             io,
             f: move |x: T| x / sc + off,
             element: std::marker::PhantomData,
         })
     }
+}
+
+/// float64 decoding through `divide_fma` (the same results, half without the
+/// divider), if the CPU and the scale allow; `false` if it did nothing.
+#[cfg(target_arch = "x86_64")]
+fn decode_f64_fma(io: Io<'_>, offset: f64, scale: f64) -> bool {
+    if !divide_fma::usable(scale) {
+        return false;
+    }
+    match io {
+        Io::InPlace(bytes) => {
+            let p = bytes.as_mut_ptr().cast::<f64>();
+            // SAFETY: `usable` checked the CPU and the scale; `p` is valid
+            // for reading and writing the `len / 8` whole elements of
+            // `bytes`, unaligned accesses included.
+            unsafe { divide_fma::decode(p, p, bytes.len() / 8, scale, offset) };
+        }
+        Io::Append { src, dst } => {
+            let n = src.len() / 8;
+            dst.reserve(n * 8);
+            let out = dst.spare_capacity_mut().as_mut_ptr().cast::<f64>();
+            // SAFETY: as above for `src`; `out` is the spare capacity of
+            // `dst`, reserved for `n * 8` bytes and written in full.
+            unsafe {
+                divide_fma::decode(src.as_ptr().cast(), out, n, scale, offset);
+                dst.set_len(dst.len() + n * 8);
+            }
+        }
+    }
+    true
 }
 
 // ---------------------------------------------------------------------------

@@ -12,6 +12,9 @@
 //! differs. No fused multiply-add is enabled, and Rust never contracts
 //! `a * b + c` on its own, so both give bit-identical results; the tests
 //! check that by running kernels under `portable` (a test-only helper) as well.
+//! The few kernels written with intrinsics (see [`avx2_enabled`] and
+//! [`fma_enabled`]) are held to the same rule: identical results to the
+//! portable loop, which the same tests check.
 //!
 //! # Why a trait and not a closure
 //!
@@ -51,6 +54,20 @@ pub(crate) fn avx2_enabled() -> bool {
     {
         // `is_x86_feature_detected!` caches the CPUID result: an atomic load.
         !forced_portable() && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether kernels with their own AVX2 + FMA code may use it on this thread:
+/// as [`avx2_enabled`], and the CPU has FMA.
+#[must_use]
+pub(crate) fn fma_enabled() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx2_enabled() && std::arch::is_x86_feature_detected!("fma")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

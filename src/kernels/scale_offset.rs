@@ -47,8 +47,9 @@
 //! (twice the lanes, and for decoding twice the divider width; still plain
 //! IEEE division, so the results are identical). Decoding `float64` on CPUs
 //! with FMA sends every other vector through fused multiply-adds instead of
-//! the divider (`divide_fma`): a reciprocal and three multiply-adds give the
-//! same, correctly rounded quotient, and both units work at once. Kernels that can fail process the
+//! the divider (`divide_fma`): a reciprocal, a multiplication and four fused
+//! multiply-adds give the same, correctly rounded quotient, and both units
+//! work at once. Kernels that can fail process the
 //! chunk in blocks through a stack buffer with a branch-free pass that
 //! accumulates an error flag; only when the flag is set is the block scanned
 //! again for the first offending element (whose input is still intact, since a

@@ -23,8 +23,8 @@
 //! 2. `r0 = RN(a - b·q0)` (one FMA) and `q1 = RN(q0 + r0·y)` (one FMA). Writing
 //!    `q0 = (a/b)(1 + η)` and `y = (1/b)(1 + ε)`, the exact sum
 //!    `q0 + r0·y` is `(a/b)(1 - η(ε + δ + εδ))` with `|δ| <= 2^-53` the
-//!    rounding error of `r0`: within 2^-104 of `a/b`, so `q1` is a faithful
-//!    rounding of `a/b` (within one ulp).
+//!    rounding error of `r0`: a relative error of about 2^-104, so `q1` is a
+//!    faithful rounding of `a/b` (within one ulp).
 //! 3. `r1 = a - b·q1` is then exactly representable and the FMA computes it
 //!    exactly, and `q2 = RN(q1 + r1·y)` is exactly `RN(a/b)`: Markstein's
 //!    theorem (y within half an ulp of `1/b`, `q1` faithful, no underflow or
@@ -32,8 +32,10 @@
 //!    Floating-Point Arithmetic*, the chapter on division with an FMA).
 //!
 //! The conditions hold when `2^-100 <= |b| <= 2^100` (checked once per
-//! chunk) and `2^-900 <= |a| <= 2^900`: then `y`, `q0`, `q1`, the quotient
-//! and the residuals (about `|a|·2^-52`) are all normal. A vector of four
+//! chunk) and `2^-900 <= |a| <= 2^900` (cautious bounds, not the exact
+//! limits): then `y`, `q0`, `q1` and the quotient are normal, and each
+//! residual `a - b·q` is zero or a multiple of about `2^(e_a - 106)` (`e_a`
+//! the exponent of `a`), so it is normal too and nothing underflows. A vector of four
 //! elements with any other `a` (zero, subnormal, huge, infinite or NaN) is
 //! divided with `vdivpd`, so such values keep the exact IEEE behaviour,
 //! signed zeros and NaN propagation included. `+ offset` is a separate,
@@ -42,7 +44,7 @@
 //! close to a rounding midpoint.
 
 use std::arch::x86_64::{
-    _CMP_GE_OQ, _CMP_LE_OQ, _mm256_add_pd, _mm256_and_pd, _mm256_cmp_pd, _mm256_div_pd,
+    __m256d, _CMP_GE_OQ, _CMP_LE_OQ, _mm256_add_pd, _mm256_and_pd, _mm256_cmp_pd, _mm256_div_pd,
     _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_loadu_pd, _mm256_movemask_pd, _mm256_mul_pd,
     _mm256_set1_pd, _mm256_storeu_pd,
 };
@@ -52,15 +54,28 @@ const fn pow2(e: i32) -> f64 {
     f64::from_bits(((1023 + e) as u64) << 52)
 }
 
-/// Smallest and largest `|scale|` for which the method is exact.
+/// Smallest and largest `|scale|` for which exactness is proven here.
 const SCALE_RANGE: (f64, f64) = (pow2(-100), pow2(100));
-/// Smallest and largest `|x|` for which the method is exact.
+/// Smallest and largest `|x|` for which exactness is proven here.
 const VALUE_RANGE: (f64, f64) = (pow2(-900), pow2(900));
 
 /// Whether [`decode`] may be used for this `scale` on this CPU.
 pub(super) fn usable(scale: f64) -> bool {
     let s = scale.abs();
     crate::kernels::simd::fma_enabled() && s >= SCALE_RANGE.0 && s <= SCALE_RANGE.1
+}
+
+/// `a / b` in each lane, correctly rounded, from `y = RN(1/b)`: one
+/// multiplication and two correction steps (see the module doc). Only for
+/// `b` and lanes of `a` within [`SCALE_RANGE`] and [`VALUE_RANGE`].
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn markstein(a: __m256d, b: __m256d, y: __m256d) -> __m256d {
+    let q0 = _mm256_mul_pd(a, y);
+    let r0 = _mm256_fnmadd_pd(b, q0, a); // a - b·q0, rounded
+    let q1 = _mm256_fmadd_pd(r0, y, q0); // faithful
+    let r1 = _mm256_fnmadd_pd(b, q1, a); // a - b·q1, exact
+    _mm256_fmadd_pd(r1, y, q1)
 }
 
 /// `dst[i] = src[i] / scale + offset` for `n` elements; `src` and `dst` may
@@ -88,11 +103,7 @@ pub(super) unsafe fn decode(src: *const f64, dst: *mut f64, n: usize, scale: f64
             _mm256_cmp_pd::<_CMP_LE_OQ>(magnitude, hi),
         );
         if _mm256_movemask_pd(in_range) == 0b1111 {
-            let q0 = _mm256_mul_pd(a, y);
-            let r0 = _mm256_fnmadd_pd(b, q0, a); // a - b·q0
-            let q1 = _mm256_fmadd_pd(r0, y, q0);
-            let r1 = _mm256_fnmadd_pd(b, q1, a); // exact
-            _mm256_fmadd_pd(r1, y, q1)
+            markstein(a, b, y)
         } else {
             _mm256_div_pd(a, b)
         }
@@ -208,8 +219,8 @@ mod tests {
             ]);
             check(&a, b);
 
-            // Quotients next to a rounding midpoint: for a random q, the
-            // dividend nearest to b * (q + ulp(q) / 2), and its neighbours.
+            // Quotients near a rounding midpoint: for a random q, about
+            // b * (q + ulp(q) / 2) (rounded twice), and its neighbours.
             let mut hard = Vec::new();
             for _ in 0..10_000 {
                 let q = rng.normal(-700, 700);
@@ -239,9 +250,10 @@ mod tests {
         x
     }
 
-    /// The hardest quotients there are: `a / b` within about 2^-105
-    /// (relative) of a midpoint between two floats, where a single
-    /// correction step is not enough.
+    /// The hardest quotients to round: `a / b` within about 2^-105
+    /// (relative) of a midpoint between two floats. (Even here one
+    /// correction step happens to suffice, because `q0` is already
+    /// faithful; the second step rests on the proof in the module doc.)
     ///
     /// For an odd 53-bit `B` and a 54-bit odd `K` with `K·B ≡ ±1 (mod 2^54)`,
     /// `K·B = M·2^54 ± 1` with `M <= 2^53`, so `a = M·2^54` and `b = B` are
@@ -258,8 +270,8 @@ mod tests {
         while tested < 4000 {
             let big = (rng.next() >> 11) | (1 << 52) | 1; // odd, 53 bits
             // Keep divisors whose reciprocal is rounded by nearly half an ulp
-            // (1 - B·RN(1/B), exact with an FMA, near 2^-53 in magnitude):
-            // the error left after one correction step is largest for them.
+            // (1 - B·RN(1/B), exact with an FMA, near 2^-53 in magnitude),
+            // where the intermediate errors are largest.
             let bf = big as f64;
             if bf.mul_add(-(1.0 / bf), 1.0).abs() < 0.8 * pow2(-53) {
                 continue;
@@ -285,6 +297,43 @@ mod tests {
                 // Eight elements: the second four take the FMA steps.
                 check(&[a, -a, a, -a, a, -a, a, -a], b);
                 tested += 1;
+            }
+        }
+    }
+
+    /// The FMA steps themselves, lane by lane, on dividends at and near the
+    /// ends of the accepted range and random ones (the loop decides per
+    /// vector which path to take, so this checks the arithmetic directly).
+    #[test]
+    fn markstein_steps_match_division() {
+        if !usable(1.0) {
+            return;
+        }
+        let mut rng = Rng(0xfa57);
+        let ends = [
+            pow2(-900),
+            pow2(900),
+            pow2(-900).next_up(),
+            pow2(900).next_down(),
+        ];
+        for b in scales(&mut rng) {
+            let mut a: Vec<f64> = ends.iter().flat_map(|&x| [x, -x]).collect();
+            a.extend((0..4000).map(|_| rng.normal(-900, 899)));
+            for lanes in a.chunks_exact(4) {
+                let mut q = [0.0; 4];
+                // SAFETY: `usable` checked AVX2 and FMA; the arrays hold 4.
+                unsafe {
+                    use std::arch::x86_64::{_mm256_loadu_pd, _mm256_storeu_pd};
+                    let v = markstein(
+                        _mm256_loadu_pd(lanes.as_ptr()),
+                        _mm256_set1_pd(b),
+                        _mm256_set1_pd(1.0 / b),
+                    );
+                    _mm256_storeu_pd(q.as_mut_ptr(), v);
+                }
+                for (x, got) in lanes.iter().zip(q) {
+                    assert_eq!(got.to_bits(), (x / b).to_bits(), "{x:e} / {b:e}");
+                }
             }
         }
     }

@@ -40,6 +40,8 @@ pub mod kernels;
 pub mod numeric;
 mod overrides;
 pub mod scalar;
+#[cfg(test)]
+mod test_rng;
 mod validate;
 
 pub use overrides::register_overrides;

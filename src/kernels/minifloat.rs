@@ -889,17 +889,7 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (`SplitMix64`).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::test_rng::SplitMix64 as Rng;
 
     #[test]
     fn minifloat_matches_brute_force_reference() {

@@ -134,20 +134,16 @@ pub(super) unsafe fn decode(src: *const f64, dst: *mut f64, n: usize, scale: f64
 mod tests {
     use super::*;
 
-    /// splitmix64.
-    struct Rng(u64);
+    use crate::test_rng::SplitMix64 as Rng;
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
+    /// Random normal floats for these tests.
+    trait NormalFloats {
         /// A normal float with a random significand and sign, and an
         /// exponent in `[lo, hi]`.
+        fn normal(&mut self, lo: i32, hi: i32) -> f64;
+    }
+
+    impl NormalFloats for Rng {
         #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)]
         fn normal(&mut self, lo: i32, hi: i32) -> f64 {
             let r = self.next();

@@ -13,4 +13,10 @@ impl SplitMix64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
+
+    /// A number in `0..n` (`n > 0`; the slight bias does not matter here).
+    #[allow(clippy::cast_possible_truncation)]
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
 }

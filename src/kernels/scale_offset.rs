@@ -1223,6 +1223,7 @@ fn explain_float(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::SplitMix64;
 
     fn err_index(e: ScaleOffsetError) -> usize {
         match e {
@@ -1591,16 +1592,11 @@ mod tests {
         assert!(!is_identity(NumericType::Float32, &[], &2f32.to_ne_bytes()));
     }
 
-    /// splitmix64, for reproducible random bit patterns.
+    /// Reproducible random bit patterns.
+    #[allow(clippy::cast_possible_truncation)]
     fn random_bits(n: usize) -> impl Iterator<Item = u32> {
-        let mut state = 0x1234_5678_9abc_def0u64;
-        (0..n).map(move |_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as u32
-        })
+        let mut rng = SplitMix64(0x1234_5678_9abc_def0);
+        (0..n).map(move |_| rng.next() as u32)
     }
 
     /// Every half value, the midpoints between neighbours (ties) and the f32
@@ -1733,14 +1729,10 @@ mod tests {
     /// IEEE special values (zeros, subnormals, extremes, infinities, NaN)
     /// followed by random bit patterns (from `bits`), `EDGE_LEN` in all.
     fn float_edge_values<T: Copy>(specials: &[T], bits: impl Fn(u64) -> T) -> Vec<T> {
-        let mut rng = 0x0123_4567_89ab_cdefu64;
+        let mut rng = SplitMix64(0x0123_4567_89ab_cdef);
         let mut values = specials.to_vec();
         while values.len() < EDGE_LEN {
-            rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = rng;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            values.push(bits(z ^ (z >> 31)));
+            values.push(bits(rng.next()));
         }
         values
     }

@@ -354,21 +354,7 @@ fn corrupt_offsets_are_errors() {
     assert!(decode(&codec, &chunk([0, 2, 2, 5], b"abcde"), 4).is_err());
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::test_rng::SplitMix64 as Rng;
 
 /// Random truncations and corruptions of valid chunks never panic.
 /// Truncation is always an error, and so is any corruption when both chains

@@ -42,17 +42,7 @@ const FLOAT_TYPES: [NumericType; 4] = [T::Float16, T::BFloat16, T::Float32, T::F
 /// The outcome of casting one element.
 type Outcome = Result<Value, CastFailure>;
 
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::test_rng::SplitMix64 as Rng;
 
 /// `x` in type `t` (nearest, as Rust and `half` convert), as element bytes.
 #[allow(clippy::cast_possible_truncation)]

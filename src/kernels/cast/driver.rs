@@ -25,7 +25,7 @@ pub(crate) struct Entry<S, D> {
 
 /// `true` if `x` matches `key` (a NaN key matches every NaN).
 #[inline(always)]
-pub(crate) fn hit<S: MapKey>(x: S, key: S, key_is_nan: bool) -> bool {
+fn hit<S: MapKey>(x: S, key: S, key_is_nan: bool) -> bool {
     (key_is_nan & x.is_nan_value()) | x.equals(key)
 }
 
@@ -67,7 +67,7 @@ fn pass_mapped<S: MapKey, D: Copy, const N: usize>(
     bad
 }
 
-pub(crate) fn lookup<S: MapKey, D: Copy>(x: S, entries: &[Entry<S, D>]) -> Option<D> {
+fn lookup<S: MapKey, D: Copy>(x: S, entries: &[Entry<S, D>]) -> Option<D> {
     entries
         .iter()
         .find(|e| hit(x, e.key, e.key.is_nan_key()))

@@ -46,8 +46,8 @@ use std::any::TypeId;
 use std::mem::MaybeUninit;
 
 use super::IntTarget;
-use super::driver::{Entry, lookup};
-use super::elements::{FloatElem, IntElem, MapKey, WideFloat};
+use super::driver::Entry;
+use super::elements::{FloatElem, IntElem, WideFloat};
 use crate::kernels::simd;
 
 /// Elements per block: the `i32` buffer (4 KiB) stays in L1.
@@ -80,43 +80,31 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
     // Mapped values are integers of at most 16 bits: exact in f32 and f64.
     // A value outside a sub-byte target's range (which `CastPlan::new` does
     // not check) becomes NaN, so the elements it maps fail in every mode.
-    let subs: Vec<Entry<S::Wide, S::Wide>> = entries
-        .iter()
-        .map(|e| Entry {
-            key: e.key.widen(),
-            value: S::Wide::from_f64_exact(
-                if (target.lo..=target.hi).contains(&e.value.to_i128()) {
-                    e.value.to_f64()
-                } else {
-                    f64::NAN
-                },
-            ),
-        })
-        .collect();
-    // The loops apply entries in either order: `CastPlan::new` keeps one
-    // entry per key, and no value matches two distinct keys.
-    debug_assert!(subs.iter().enumerate().all(|(i, a)| {
-        subs[i + 1..]
-            .iter()
-            .all(|b| !(a.key.equals(b.key) || (a.key.is_nan_key() && b.key.is_nan_key())))
+    let map = Map::new(entries.iter().map(|e| Entry {
+        key: e.key.widen(),
+        value: S::Wide::from_f64_exact(if (target.lo..=target.hi).contains(&e.value.to_i128()) {
+            e.value.to_f64()
+        } else {
+            f64::NAN
+        }),
     }));
     // Whole groups with the intrinsics loop where there is one; the rest
     // (or everything) with the portable loop.
-    let (done, fast_failed) = with_intrinsics::<S, D, MODE>(src, dst, &subs, bounds, clamp);
+    let (done, fast_failed) = with_intrinsics::<S, D, MODE>(src, dst, &map, bounds, clamp);
     let (src_rest, dst_rest) = (&src[done..], &mut dst[done..]);
     let failed = fast_failed
         | if clamp {
             simd::dispatch(Blocks::<S, D, MODE, true> {
                 src: src_rest,
                 dst: dst_rest,
-                subs: &subs,
+                map: &map,
                 bounds,
             })
         } else {
             simd::dispatch(Blocks::<S, D, MODE, false> {
                 src: src_rest,
                 dst: dst_rest,
-                subs: &subs,
+                map: &map,
                 bounds,
             })
         };
@@ -124,7 +112,7 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
         return Ok(());
     }
     let index = src.iter().position(|s| {
-        let w = lookup(s.widen(), &subs).unwrap_or(s.widen());
+        let w = map.apply(s.widen());
         if clamp {
             !w.is_finite()
         } else {
@@ -142,7 +130,7 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
 fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
     src: &[S],
     dst: &mut [MaybeUninit<D>],
-    subs: &[Entry<S::Wide, S::Wide>],
+    map: &Map<S::Wide>,
     bounds: Bounds<S::Wide>,
     clamp: bool,
 ) -> (usize, bool) {
@@ -151,16 +139,12 @@ fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
         if !simd::avx2_enabled() {
             return (0, false);
         }
-        let nan = subs
+        let equal: Vec<(f64, f64)> = map
+            .equal
             .iter()
-            .find(|e| e.key.is_nan_key())
-            .map(|e| e.value.to_f64());
-        let equal: Vec<(f64, f64)> = subs
-            .iter()
-            .filter(|e| !e.key.is_nan_key())
             .map(|e| (e.key.to_f64(), e.value.to_f64()))
             .collect();
-        let Some(map) = avx2::Map::new(nan, &equal) else {
+        let Some(map) = avx2::Map::new(map.nan.map(WideFloat::to_f64), &equal) else {
             return (0, false);
         };
         let (lo, hi) = (bounds.lo, bounds.hi);
@@ -188,7 +172,7 @@ fn with_intrinsics<S: FloatElem, D: IntElem, const MODE: u8>(
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (src, dst, subs, bounds, clamp);
+    let _ = (src, dst, map, bounds, clamp);
     (0, false)
 }
 
@@ -238,8 +222,8 @@ impl<W: WideFloat> Bounds<W> {
     }
 }
 
-/// The `scalar_map` as substitutions: the value for NaN, if any, and `N`
-/// entries with ordinary keys.
+/// The `scalar_map` as substitutions, widened: the value for NaN, if any,
+/// and the entries with ordinary keys.
 ///
 /// [`CastPlan::new`](super::CastPlan::new) keeps one entry per key, and a NaN
 /// and an ordinary key never match the same value, so the entries are
@@ -247,6 +231,43 @@ impl<W: WideFloat> Bounds<W> {
 /// gives each entry a single compare whose mask feeds a select directly;
 /// testing "NaN key and NaN value, or equal" per entry made the compiler
 /// shuffle masks between lane widths.
+struct Map<W> {
+    nan: Option<W>,
+    equal: Vec<Entry<W, W>>,
+}
+
+impl<W: WideFloat> Map<W> {
+    fn new(entries: impl Iterator<Item = Entry<W, W>>) -> Self {
+        let mut map = Self {
+            nan: None,
+            equal: Vec::new(),
+        };
+        for e in entries {
+            if e.key.is_nan_key() {
+                debug_assert!(map.nan.is_none(), "CastPlan::new keeps one NaN key");
+                map.nan = Some(e.value);
+            } else {
+                debug_assert!(!map.equal.iter().any(|o| o.key.equals(e.key)));
+                map.equal.push(e);
+            }
+        }
+        map
+    }
+
+    /// `x`, or the mapped value of the entry whose key it matches (a lookup,
+    /// for long maps and the error search).
+    fn apply(&self, x: W) -> W {
+        if x.is_nan_value() {
+            return self.nan.unwrap_or(x);
+        }
+        self.equal
+            .iter()
+            .find(|e| x.equals(e.key))
+            .map_or(x, |e| e.value)
+    }
+}
+
+/// [`Map`] with `N` ordinary keys in an array, for the unrolled loops.
 #[derive(Clone, Copy)]
 struct Substitutes<W, const N: usize> {
     nan: Option<W>,
@@ -273,7 +294,7 @@ impl<W: WideFloat, const N: usize> Substitutes<W, N> {
 struct Blocks<'a, S: FloatElem, D, const MODE: u8, const CLAMP: bool> {
     src: &'a [S],
     dst: &'a mut [MaybeUninit<D>],
-    subs: &'a [Entry<S::Wide, S::Wide>],
+    map: &'a Map<S::Wide>,
     bounds: Bounds<S::Wide>,
 }
 
@@ -287,22 +308,17 @@ impl<S: FloatElem, D: IntElem, const MODE: u8, const CLAMP: bool> simd::Kernel
         let Self {
             src,
             dst,
-            subs,
+            map,
             bounds,
         } = self;
-        let nan = subs.iter().find(|e| e.key.is_nan_key()).map(|e| e.value);
-        let equal: Vec<_> = subs
-            .iter()
-            .filter(|e| !e.key.is_nan_key())
-            .copied()
-            .collect();
+        let nan = map.nan;
         macro_rules! mapped {
             ($nan:literal, [$($e:ident),*]) => {{
-                let map = Substitutes { nan, equal: [$(*$e),*] };
-                blocks::<S, D, MODE, CLAMP>(src, dst, bounds, move |x| map.apply::<$nan>(x))
+                let subs = Substitutes { nan, equal: [$(*$e),*] };
+                blocks::<S, D, MODE, CLAMP>(src, dst, bounds, move |x| subs.apply::<$nan>(x))
             }};
         }
-        match (nan.is_some(), &equal[..]) {
+        match (nan.is_some(), &map.equal[..]) {
             (false, []) => blocks::<S, D, MODE, CLAMP>(src, dst, bounds, |x| x),
             (true, []) => mapped!(true, []),
             (false, [a]) => mapped!(false, [a]),
@@ -310,7 +326,7 @@ impl<S: FloatElem, D: IntElem, const MODE: u8, const CLAMP: bool> simd::Kernel
             (false, [a, b]) => mapped!(false, [a, b]),
             (true, [a, b]) => mapped!(true, [a, b]),
             // Long maps are rare: a lookup per element is fine there.
-            _ => blocks::<S, D, MODE, CLAMP>(src, dst, bounds, |x| lookup(x, subs).unwrap_or(x)),
+            _ => blocks::<S, D, MODE, CLAMP>(src, dst, bounds, |x| map.apply(x)),
         }
     }
 }

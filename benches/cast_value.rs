@@ -116,7 +116,8 @@ fn encode_f64_u8(c: &mut Criterion) {
         RoundingMode::NearestEven,
         None,
         vec![(f64::NAN.to_ne_bytes().to_vec(), vec![0u8])],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::FloatToIntConfig {
         map_entries: vec![peer::MapEntry {
             src: f64::NAN,
@@ -149,7 +150,8 @@ fn encode_f32_i16(c: &mut Criterion) {
         RoundingMode::TowardsZero,
         Some(OutOfRangeMode::Clamp),
         vec![],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::FloatToIntConfig {
         map_entries: vec![],
         rounding: peer::RoundingMode::TowardsZero,
@@ -177,7 +179,8 @@ fn encode_u16_u8(c: &mut Criterion) {
         RoundingMode::NearestEven,
         None,
         vec![],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::IntToIntConfig {
         map_entries: vec![],
         out_of_range: None,
@@ -204,7 +207,8 @@ fn decode_u8_f64(c: &mut Criterion) {
         RoundingMode::NearestEven,
         None,
         vec![(vec![0u8], f64::NAN.to_ne_bytes().to_vec())],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::IntToFloatConfig {
         map_entries: vec![peer::MapEntry {
             src: 0u8,
@@ -235,7 +239,8 @@ fn decode_i16_f32(c: &mut Criterion) {
         RoundingMode::NearestEven,
         None,
         vec![],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::IntToFloatConfig {
         map_entries: vec![],
         rounding: peer::RoundingMode::NearestEven,
@@ -263,7 +268,8 @@ fn decode_u8_u16(c: &mut Criterion) {
         RoundingMode::NearestEven,
         None,
         vec![],
-    );
+    )
+    .expect("valid scalar_map");
     let config = peer::IntToIntConfig {
         map_entries: vec![],
         out_of_range: None,

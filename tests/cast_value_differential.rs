@@ -601,7 +601,7 @@ fn ours<S: El, D: El>(
             )
         })
         .collect();
-    let plan = CastPlan::new(S::TYPE, D::TYPE, r, o, entries);
+    let plan = CastPlan::new(S::TYPE, D::TYPE, r, o, entries).unwrap();
     let bytes: &[u8] = bytemuck::cast_slice(src);
     let (ss, ds) = (size_of::<S>(), size_of::<D>());
     let mut out = vec![0u8; ds];

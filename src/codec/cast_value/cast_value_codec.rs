@@ -114,21 +114,23 @@ impl CastValueCodec {
                 })
                 .collect()
         };
+        let plan = |direction: &str, from, to, entries| {
+            CastPlan::new(from, to, rounding, out_of_range, entries)
+                .map_err(|e| CodecError::Other(format!("{CAST_VALUE}: {direction}: {e}")))
+        };
         Ok(Plans {
-            encode: CastPlan::new(
+            encode: plan(
+                "encode",
                 source,
                 target,
-                rounding,
-                out_of_range,
                 entries("encode", map.encode, source, target)?,
-            ),
-            decode: CastPlan::new(
+            )?,
+            decode: plan(
+                "decode",
                 target,
                 source,
-                rounding,
-                out_of_range,
                 entries("decode", map.decode, target, source)?,
-            ),
+            )?,
         })
     }
 

@@ -440,7 +440,7 @@ impl Case {
             .iter()
             .map(|(k, v)| (value_bytes(s, *k), value_bytes(t, *v)))
             .collect();
-        let plan = CastPlan::new(s, t, r, o, entries);
+        let plan = CastPlan::new(s, t, r, o, entries).unwrap();
         let what = format!("{s} -> {t} {r:?} {o:?} map {map:?}");
         let cast = |bytes: &[u8]| {
             let fast = plan.cast_to_vec(bytes);

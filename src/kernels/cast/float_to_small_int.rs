@@ -27,9 +27,8 @@
 //!
 //! The `scalar_map` is applied first, by replacing a matching source value
 //! with its mapped value as a float: that value is an integer within the
-//! target's range (the codec checks this; a value outside it is replaced by
-//! NaN here, so that its elements fail), so it rounds to itself and never
-//! fails. The map therefore
+//! target's range (`CastPlan::new` checks this), so it rounds to itself and
+//! never fails. The map therefore
 //! costs a compare and a select in the float lanes.
 //!
 //! # AVX2 intrinsics
@@ -77,16 +76,11 @@ pub(crate) fn float_to_small_int<S: FloatElem, D: IntElem, const MODE: u8>(
     // |bounds| <= 2^16: exact as i32, f32 and f64.
     #[allow(clippy::cast_possible_truncation)]
     let bounds = Bounds::<S::Wide>::new(target.lo as i32, target.hi as i32);
-    // Mapped values are integers of at most 16 bits: exact in f32 and f64.
-    // A value outside a sub-byte target's range (which `CastPlan::new` does
-    // not check) becomes NaN, so the elements it maps fail in every mode.
+    // Mapped values are integers of at most 16 bits within the target's
+    // range (`CastPlan::new` checks): exact in f32 and f64.
     let map = Map::new(entries.iter().map(|e| Entry {
         key: e.key.widen(),
-        value: S::Wide::from_f64_exact(if (target.lo..=target.hi).contains(&e.value.to_i128()) {
-            e.value.to_f64()
-        } else {
-            f64::NAN
-        }),
+        value: S::Wide::from_f64_exact(e.value.to_f64()),
     }));
     // Whole groups with the intrinsics loop where there is one; the rest
     // (or everything) with the portable loop.

@@ -131,6 +131,36 @@ pub struct CastError {
 /// `scalar_map` entries as `(input, output)` native-endian element bytes.
 pub type ScalarMapBytes = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// A `scalar_map` entry that [`CastPlan::new`] refuses.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CastPlanError {
+    /// A key or value is not exactly one element of its type.
+    #[error(
+        "scalar_map entry {index}: the {side} has {len} bytes, expected one {data_type} element"
+    )]
+    EntryLength {
+        /// The entry's position in the list given.
+        index: usize,
+        /// `"key"` or `"value"`.
+        side: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The type it should be an element of.
+        data_type: NumericType,
+    },
+    /// A value outside the range of an integer type narrower than its
+    /// storage (`int2`, `int4`, `uint2`, `uint4`).
+    #[error("scalar_map entry {index}: {value} is not a {data_type} value")]
+    ValueOutOfRange {
+        /// The entry's position in the list given.
+        index: usize,
+        /// The value.
+        value: Value,
+        /// The target type.
+        data_type: NumericType,
+    },
+}
+
 /// One direction of a `cast_value` codec, ready to run over chunks.
 #[derive(Clone, Debug)]
 pub struct CastPlan {
@@ -147,20 +177,39 @@ impl CastPlan {
     /// A plan casting `source` elements to `target`.
     ///
     /// `entries` are `(source value, target value)` pairs as native-endian
-    /// element bytes; a repeated key keeps its first value. Values must be
-    /// values of `target`; they are not checked here (the codec checks them
-    /// when it parses its configuration). A value outside the range of a
-    /// sub-byte target is, depending on the types and rules, either stored
-    /// as it is or makes the elements it maps fail; it never causes
-    /// undefined behaviour or a panic.
-    #[must_use]
+    /// element bytes; a repeated key keeps its first value.
+    ///
+    /// # Errors
+    /// If a key or value is not one element of its type, or a value lies
+    /// outside the range of a sub-byte integer target.
     pub fn new(
         source: NumericType,
         target: NumericType,
         rounding: RoundingMode,
         out_of_range: Option<OutOfRangeMode>,
         entries: ScalarMapBytes,
-    ) -> Self {
+    ) -> Result<Self, CastPlanError> {
+        for (index, (key, value)) in entries.iter().enumerate() {
+            for (side, bytes, data_type) in [("key", key, source), ("value", value, target)] {
+                if bytes.len() != data_type.size() {
+                    return Err(CastPlanError::EntryLength {
+                        index,
+                        side,
+                        len: bytes.len(),
+                        data_type,
+                    });
+                }
+            }
+            if let (Some((lo, hi)), Value::Int(v)) = (target.int_range(), target.read_value(value))
+                && !(lo..=hi).contains(&v)
+            {
+                return Err(CastPlanError::ValueOutOfRange {
+                    index,
+                    value: Value::Int(v),
+                    data_type: target,
+                });
+            }
+        }
         let mut unique: ScalarMapBytes = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let k = source.read_value(&key);
@@ -171,13 +220,13 @@ impl CastPlan {
                 unique.push((key, value));
             }
         }
-        Self {
+        Ok(Self {
             source,
             target,
             rounding,
             out_of_range,
             entries: unique,
-        }
+        })
     }
 
     /// The source type.

@@ -11,7 +11,13 @@
 //! ```
 //!
 //! - `encode` / `decode`: [`CodecChain`] through [`ArrayToBytesCodecTraits`]
-//!   (each call allocates its output, as in zarrs);
+//!   (each call allocates its output, as in zarrs) with
+//!   `CodecOptions::default()`, as `Array::retrieve_chunk` passes them: a
+//!   `concurrent_target` of every core, so the codecs split a chunk this
+//!   large across the cores;
+//! - `encode_1_thread` / `decode_1_thread`: the same with a
+//!   `concurrent_target` of 1, as when zarrs gives every thread a chunk of
+//!   its own (many chunks at once);
 //! - `memcpy`: `copy_from_slice` of the decoded float64 bytes into a
 //!   preallocated buffer, the reference;
 //! - `to_vec`: the same copy into a fresh allocation, for scale (what a copy
@@ -76,38 +82,45 @@ fn chain_case(c: &mut Criterion, side: u64) {
     let data_type = data_type::float64();
     let fill_value = FillValue::from(f64::NAN);
     let options = CodecOptions::default();
+    let one_thread = CodecOptions::default().with_concurrent_target(1);
 
     #[allow(clippy::cast_possible_truncation)]
     let n = (side * side) as usize;
     let values = scale_offset_values(7, n);
     let decoded: Vec<u8> = bytemuck::cast_slice(&values).to_vec();
 
-    let encode = || {
+    let encode = |options: &CodecOptions| {
         chain
             .encode(
                 ArrayBytes::new_flen(Cow::Borrowed(&decoded[..])),
                 &shape,
                 &data_type,
                 &fill_value,
-                &options,
+                options,
             )
             .expect("encode")
     };
-    let encoded: Vec<u8> = encode().into_owned();
+    let encoded: Vec<u8> = encode(&options).into_owned();
     assert_eq!(encoded.len(), n);
-    let decode = || {
+    assert_eq!(encode(&one_thread).as_ref(), &encoded[..]);
+    let decode = |options: &CodecOptions| {
         chain
             .decode(
                 Cow::Borrowed(black_box(&encoded[..])),
                 &shape,
                 &data_type,
                 &fill_value,
-                &options,
+                options,
             )
             .expect("decode")
     };
     // Check the round trip once: within half a quantisation step, NaN kept.
-    let round_trip = decode().into_fixed().expect("fixed").into_owned();
+    let round_trip = decode(&options).into_fixed().expect("fixed").into_owned();
+    let one_thread_round_trip = decode(&one_thread)
+        .into_fixed()
+        .expect("fixed")
+        .into_owned();
+    assert_eq!(round_trip, one_thread_round_trip);
     for (i, (x, y)) in values.iter().zip(round_trip.chunks_exact(8)).enumerate() {
         let y = f64::from_ne_bytes(y.try_into().unwrap());
         let ok = if x.is_nan() {
@@ -127,8 +140,14 @@ fn chain_case(c: &mut Criterion, side: u64) {
     };
     let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Bytes(decoded.len() as u64));
-    group.bench_function("encode", |b| b.iter(|| black_box(encode())));
-    group.bench_function("decode", |b| b.iter(|| black_box(decode())));
+    group.bench_function("encode", |b| b.iter(|| black_box(encode(&options))));
+    group.bench_function("decode", |b| b.iter(|| black_box(decode(&options))));
+    group.bench_function("encode_1_thread", |b| {
+        b.iter(|| black_box(encode(&one_thread)))
+    });
+    group.bench_function("decode_1_thread", |b| {
+        b.iter(|| black_box(decode(&one_thread)))
+    });
     memcpy(&mut group, &decoded);
     group.bench_function("to_vec", |b| {
         b.iter(|| black_box(black_box(&decoded[..]).to_vec()))

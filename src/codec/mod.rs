@@ -8,6 +8,7 @@ pub mod bytes;
 pub mod cast_value;
 mod elementwise_partial_decoder;
 pub mod packbits;
+mod parallel;
 pub mod scale_offset;
 pub mod transpose;
 pub mod vlen;

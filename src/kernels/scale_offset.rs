@@ -63,6 +63,8 @@
 //! large chunks. An offset of `+0` with a scale of
 //! `1` is a no-op and skips the pass entirely.
 
+use std::mem::MaybeUninit;
+
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
@@ -109,6 +111,25 @@ pub enum ScaleOffsetError {
         /// The element type.
         data_type: NumericType,
     },
+}
+
+impl ScaleOffsetError {
+    /// The same error, for elements numbered from `start` (a part of a chunk
+    /// that begins at element `start`).
+    pub(crate) fn offset_by(self, start: usize) -> Self {
+        match self {
+            Self::Element {
+                index,
+                value,
+                reason,
+            } => Self::Element {
+                index: index + start,
+                value,
+                reason,
+            },
+            e => e,
+        }
+    }
 }
 
 /// The direction of the transformation.
@@ -303,12 +324,47 @@ fn apply_bytes_into(
     offset: &[u8],
     scale: &[u8],
 ) -> Result<(), ScaleOffsetError> {
-    let len = dst.len();
-    let result = apply(direction, data_type, Io::Append { src, dst }, offset, scale);
-    if result.is_err() {
-        dst.truncate(len);
-    }
-    result
+    dst.reserve(src.len());
+    let spare = &mut dst.spare_capacity_mut()[..src.len()];
+    apply(
+        direction,
+        data_type,
+        Io::Out { src, dst: spare },
+        offset,
+        scale,
+    )?;
+    // SAFETY: `apply` returned `Ok`, so it wrote all of `spare` (see `Io`):
+    // the `src.len()` bytes after the old length, within the capacity
+    // reserved above.
+    unsafe { dst.set_len(dst.len() + src.len()) };
+    Ok(())
+}
+
+/// `(x - offset) * scale` (encode) or `x / scale + offset` (decode) of every
+/// element of `src`, written to `dst` (as many bytes), for callers that split
+/// one output buffer into parts.
+///
+/// # Errors
+/// As [`encode_bytes_into`] / [`decode_bytes_into`]; `dst` is then partly
+/// written.
+///
+/// # Panics
+/// If `dst` and `src` differ in length.
+pub(crate) fn apply_uninit(
+    encode: bool,
+    data_type: NumericType,
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    offset: &[u8],
+    scale: &[u8],
+) -> Result<(), ScaleOffsetError> {
+    assert_eq!(src.len(), dst.len());
+    let direction = if encode {
+        Direction::Encode
+    } else {
+        Direction::Decode
+    };
+    apply(direction, data_type, Io::Out { src, dst }, offset, scale)
 }
 
 fn apply(
@@ -476,16 +532,20 @@ fn read<T: bytemuck::Pod>(bytes: &[u8]) -> T {
 const BLOCK: usize = 512;
 
 /// Where a driver reads the elements and puts the results.
+///
+/// Every driver, when it returns `Ok`, has written every byte of the output
+/// (`InPlace`: the input itself; `Out`: all of `dst`), with initialised
+/// values only.
 enum Io<'a> {
     /// Overwrite the input, a block at a time.
     InPlace(&'a mut [u8]),
-    /// Append the results to `dst` and leave `src` alone: one pass over
+    /// Write the results to `dst` and leave `src` alone: one pass over
     /// memory instead of a copy followed by an in-place pass.
-    Append {
+    Out {
         /// The input.
         src: &'a [u8],
-        /// Where the results go.
-        dst: &'a mut Vec<u8>,
+        /// Where the results go: as many bytes as `src`, not yet written.
+        dst: &'a mut [MaybeUninit<u8>],
     },
 }
 
@@ -495,7 +555,7 @@ impl Io<'_> {
     fn reborrow(&mut self) -> Io<'_> {
         match self {
             Io::InPlace(bytes) => Io::InPlace(bytes),
-            Io::Append { src, dst } => Io::Append { src, dst },
+            Io::Out { src, dst } => Io::Out { src, dst },
         }
     }
 
@@ -504,22 +564,14 @@ impl Io<'_> {
     fn input(&self) -> &[u8] {
         match self {
             Io::InPlace(bytes) => bytes,
-            Io::Append { src, .. } => src,
+            Io::Out { src, .. } => src,
         }
     }
 
     /// The identity transformation.
     fn copy(self) {
-        if let Io::Append { src, dst } = self {
-            dst.extend_from_slice(src);
-        }
-    }
-
-    /// Reserve room for the whole output at once.
-    #[inline(always)]
-    fn reserve(&mut self) {
-        if let Io::Append { src, dst } = self {
-            dst.reserve(src.len());
+        if let Io::Out { src, dst } = self {
+            write_bytes(dst, src);
         }
     }
 
@@ -548,9 +600,19 @@ impl Io<'_> {
         let out: &[u8] = bytemuck::cast_slice(out);
         match self {
             Io::InPlace(bytes) => bytes[range].copy_from_slice(out),
-            Io::Append { dst, .. } => dst.extend_from_slice(out),
+            Io::Out { dst, .. } => write_bytes(&mut dst[range], out),
         }
     }
+}
+
+/// `dst = src` for a not yet initialised `dst` of the same length.
+#[inline(always)]
+fn write_bytes(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    // SAFETY: both are `src.len()` bytes long (checked), and `dst` is an
+    // exclusive borrow, so they do not overlap; `MaybeUninit<u8>` has the
+    // layout of `u8`.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast(), src.len()) };
 }
 
 /// Byte ranges of the blocks of `len` bytes of `T`.
@@ -569,7 +631,6 @@ fn block_ranges<T>(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
 /// intact.
 #[inline(always)]
 fn drive<T: bytemuck::Pod, F: Fn(T) -> (T, bool)>(mut io: Io<'_>, f: F) -> Result<(), usize> {
-    io.reserve();
     let mut scratch = [T::zeroed(); BLOCK];
     let mut buffer = [T::zeroed(); BLOCK];
     for (block_index, range) in block_ranges::<T>(io.input().len()).enumerate() {
@@ -605,31 +666,26 @@ fn drive_infallible<T: bytemuck::Pod, F: Fn(T) -> T>(io: Io<'_>, f: F) -> Result
             }
             drive(Io::InPlace(bytes), move |x| (f(x), false))
         }
-        Io::Append { src, dst } => {
-            dst.reserve(src.len());
-            let spare = &mut dst.spare_capacity_mut()[..src.len()];
+        Io::Out { src, dst } => {
             if let Ok(xs) = bytemuck::try_cast_slice::<u8, T>(src)
-                && spare.as_ptr().cast::<T>().is_aligned()
+                && dst.as_ptr().cast::<T>().is_aligned()
             {
-                // SAFETY: `spare` is `src.len()` bytes of `dst`'s allocation,
-                // aligned for `T` (checked), so it holds `xs.len()` values of
-                // `T`, which are plain data; `MaybeUninit<T>` has the layout
-                // of `T`.
+                // SAFETY: `dst` is `src.len()` bytes (see `Io`), aligned for
+                // `T` (checked), so it holds `xs.len()` values of `T`, which
+                // are plain data; `MaybeUninit<T>` has the layout of `T`.
                 let out = unsafe {
                     std::slice::from_raw_parts_mut(
-                        spare.as_mut_ptr().cast::<std::mem::MaybeUninit<T>>(),
+                        dst.as_mut_ptr().cast::<MaybeUninit<T>>(),
                         xs.len(),
                     )
                 };
+                // Writes every byte of `dst`, as `Io` requires.
                 for (o, &x) in out.iter_mut().zip(xs) {
                     o.write(f(x));
                 }
-                // SAFETY: the loop initialised all `src.len()` bytes after the
-                // old length, within the capacity reserved above.
-                unsafe { dst.set_len(dst.len() + src.len()) };
                 return Ok(());
             }
-            drive(Io::Append { src, dst }, move |x| (f(x), false))
+            drive(Io::Out { src, dst }, move |x| (f(x), false))
         }
     }
 }
@@ -906,16 +962,12 @@ fn decode_f64_fma(io: Io<'_>, offset: f64, scale: f64) -> bool {
             // `bytes`, unaligned accesses included.
             unsafe { divide_fma::decode(p, p, bytes.len() / 8, scale, offset) };
         }
-        Io::Append { src, dst } => {
+        Io::Out { src, dst } => {
             let n = src.len() / 8;
-            dst.reserve(n * 8);
-            let out = dst.spare_capacity_mut().as_mut_ptr().cast::<f64>();
-            // SAFETY: as above for `src`; `out` is the spare capacity of
-            // `dst`, reserved for `n * 8` bytes and written in full.
-            unsafe {
-                divide_fma::decode(src.as_ptr().cast(), out, n, scale, offset);
-                dst.set_len(dst.len() + n * 8);
-            }
+            let out = dst.as_mut_ptr().cast::<f64>();
+            // SAFETY: as above for `src`; `out` is `dst`, `src.len()` bytes
+            // (see `Io`), written in full.
+            unsafe { divide_fma::decode(src.as_ptr().cast(), out, n, scale, offset) };
         }
     }
     true
@@ -1049,7 +1101,6 @@ fn half_blocks<H: HalfArith, const ENC: bool>(
     off: f32,
     sc: f32,
 ) -> Result<(), usize> {
-    io.reserve();
     let mut scratch = [H::zeroed(); BLOCK];
     let mut xs = [0f32; BLOCK];
     let mut ts = [0f32; BLOCK];

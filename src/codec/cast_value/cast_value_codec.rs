@@ -13,6 +13,7 @@ use zarrs::metadata::Configuration;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
 use super::{CAST_VALUE, CastValueCodecConfiguration};
+use crate::codec::parallel::{part_count, try_collect_parts};
 use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, configuration_from_json,
     numeric_type, tolerant_fill_value,
@@ -134,27 +135,42 @@ impl CastValueCodec {
         })
     }
 
-    /// Cast a whole chunk of `shape`, checking its length first.
+    /// Cast a whole chunk of `shape`, checking its length first, on up to
+    /// `threads` threads.
     fn cast_chunk(
         plan: &CastPlan,
         bytes: ArrayBytes<'_>,
         shape: &[NonZeroU64],
         direction: &str,
+        threads: usize,
     ) -> Result<ArrayBytes<'static>, CodecError> {
         let bytes = bytes.into_fixed()?;
         check_chunk_len(CAST_VALUE, &bytes, shape, plan.source())?;
-        Self::cast(plan, &bytes, direction)
+        Self::cast(plan, &bytes, direction, threads)
     }
 
-    /// Cast whole elements (the length is checked by the caller).
+    /// Cast whole elements (the length is checked by the caller), split into
+    /// parts for up to `threads` threads if the chunk is large enough.
     fn cast(
         plan: &CastPlan,
         bytes: &[u8],
         direction: &str,
+        threads: usize,
     ) -> Result<ArrayBytes<'static>, CodecError> {
-        let out = plan
-            .cast_to_vec(bytes)
-            .map_err(|e| cast_error(direction, &e))?;
+        let (from, to) = (plan.source().size(), plan.target().size());
+        let n = bytes.len() / from;
+        let parts = part_count(n, from.max(to), threads);
+        // SAFETY: `cast_into` writes all of its output when it returns `Ok`.
+        let out = unsafe {
+            try_collect_parts(n * to, to, parts, |elements, dst| {
+                let src = &bytes[elements.start * from..elements.end * from];
+                plan.cast_into(src, dst).map_err(|mut e| {
+                    e.index += elements.start;
+                    e
+                })
+            })
+        }
+        .map_err(|e| cast_error(direction, &e))?;
         Ok(ArrayBytes::from(out))
     }
 
@@ -238,7 +254,8 @@ impl ArrayCodecTraits for CastValueCodec {
         _shape: &[NonZeroU64],
         _data_type: &DataType,
     ) -> Result<RecommendedConcurrency, CodecError> {
-        // A cast runs at memory speed; splitting a chunk gains nothing.
+        // Threads go to whole chunks when zarrs decodes several; a chunk
+        // decoded alone is split by `concurrent_target` (see `parallel`).
         Ok(RecommendedConcurrency::new_maximum(1))
     }
 }
@@ -258,7 +275,7 @@ impl ElementwiseDecode for CastValueCodec {
                 bytes.len(),
             )));
         }
-        Self::cast(&plans.decode, &bytes, "decode")
+        Self::cast(&plans.decode, &bytes, "decode", 1)
     }
 
     /// Cast the fill value, and refuse one that does not survive
@@ -301,11 +318,12 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
-        _options: &CodecOptions,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(data_type)?;
         self.encode_fill_value(&plans, fill_value)?;
-        Self::cast_chunk(&plans.encode, bytes, shape, "encode")
+        let threads = options.concurrent_target();
+        Self::cast_chunk(&plans.encode, bytes, shape, "encode", threads)
     }
 
     fn decode<'a>(
@@ -314,11 +332,12 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
-        _options: &CodecOptions,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(data_type)?;
         self.encode_fill_value(&plans, fill_value)?;
-        Self::cast_chunk(&plans.decode, bytes, shape, "decode")
+        let threads = options.concurrent_target();
+        Self::cast_chunk(&plans.decode, bytes, shape, "decode", threads)
     }
 
     fn partial_decoder(

@@ -37,6 +37,10 @@
 //!   matches every NaN; a repeated key keeps its first value.
 //! - The fill value is cast like the elements and must survive
 //!   encode-then-decode, or the codec reports an error naming it.
+//! - A chunk of at least 2 MiB (of the wider type) is split into parts of at
+//!   least 1 MiB on up to `CodecOptions::concurrent_target` threads, as zarrs
+//!   passes it when it decodes a chunk alone; results and errors (the first
+//!   failing element of the chunk) are the same as in one piece.
 //!
 //! ### Codec `configuration` Example
 //! ```rust

@@ -236,6 +236,87 @@ fn element_errors_name_the_element() {
     );
 }
 
+/// A chunk of several MiB is split into parts on up to `concurrent_target`
+/// threads: every element is cast as the spec says (checked against std's
+/// rounding), and an error names the first bad element by its index in the
+/// whole chunk.
+#[test]
+fn large_chunks_split_across_threads() {
+    let options = CodecOptions::default().with_concurrent_target(4);
+    let codec = create(json!({
+        "data_type": "uint8",
+        "rounding": "nearest-even",
+        "out_of_range": "clamp",
+        "scalar_map": { "encode": [["NaN", 0]], "decode": [[0, "NaN"]] }
+    }))
+    .unwrap();
+    let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
+    // 4 MiB of float64: four parts. Values in [-20, 280) in steps of 0.25
+    // (ties included), and a NaN every 1000 elements.
+    let n = 1 << 19;
+    let values: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 1000 == 7 {
+                f64::NAN
+            } else {
+                f64::from(u32::try_from(i % 1200).unwrap()) / 4.0 - 20.0
+            }
+        })
+        .collect();
+    let expected: Vec<u8> = values
+        .iter()
+        .map(|x| {
+            if x.is_nan() {
+                0
+            } else {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let r = x.round_ties_even().clamp(0.0, 255.0) as u8;
+                r
+            }
+        })
+        .collect();
+    let bytes = f64_bytes(&values);
+    let encoded = codec
+        .encode(ArrayBytes::from(&bytes[..]), &shape(n), &dt, &fv, &options)
+        .unwrap()
+        .into_fixed()
+        .unwrap()
+        .into_owned();
+    assert_eq!(encoded, expected);
+    let decoded = codec
+        .decode(ArrayBytes::from(encoded), &shape(n), &dt, &fv, &options)
+        .unwrap()
+        .into_fixed()
+        .unwrap()
+        .into_owned();
+    for (y, &e) in decoded.chunks_exact(8).zip(&expected) {
+        let y = f64::from_ne_bytes(y.try_into().unwrap());
+        if e == 0 {
+            assert!(y.is_nan());
+        } else {
+            assert_eq!(y, f64::from(e));
+        }
+    }
+
+    // 4 MiB of float32 into int8: bad elements in the second and the
+    // fourth part; the first is named.
+    let codec = create(json!({ "data_type": "int8" })).unwrap();
+    let (dt, fv) = (data_type::float32(), FillValue::from(0f32));
+    let n = 1 << 20;
+    let mut values = vec![1.0f32; n];
+    values[300_001] = 200.0;
+    values[900_000] = f32::NAN;
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let error = codec
+        .encode(ArrayBytes::from(bytes), &shape(n), &dt, &fv, &options)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "cast_value: encode: element 300001 (200.0) of float32 is out of the range of int8"
+    );
+}
+
 #[test]
 fn wrong_chunk_length_is_an_error() {
     let codec = u8_map_codec();

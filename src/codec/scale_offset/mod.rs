@@ -31,10 +31,14 @@
 //!   error naming the element and the failing step.
 //! - `float16` / `bfloat16` / small floats are rounded to the type after each
 //!   operation (as numpy does for `float16`).
-//! - Unlike numpy, a finite value that overflows to ±infinity (or becomes NaN)
-//!   is an error, as the specification requires; NaN and infinite inputs
-//!   propagate, so a NaN fill value survives. See
-//!   [`kernels::scale_offset`](crate::kernels::scale_offset).
+//! - A float result that overflows becomes ±infinity (NaN for `inf - inf`),
+//!   as in zarr-python (numpy); the specification does not say whether that
+//!   is an error. Small floats without infinity or NaN report it as an error
+//!   instead. NaN and infinite inputs propagate, so a NaN fill value
+//!   survives. See [`kernels::scale_offset`](crate::kernels::scale_offset).
+//! - A chunk of at least 2 MiB is split into parts of at least 1 MiB on up to
+//!   `CodecOptions::concurrent_target` threads, as zarrs passes it when it
+//!   decodes a chunk alone; results and errors are the same as in one piece.
 //! - Without a configuration (or with `{}`) the codec is a no-op; the
 //!   configuration is written back exactly as read.
 //!

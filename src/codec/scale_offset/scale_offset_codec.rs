@@ -16,12 +16,13 @@ use zarrs::metadata::Configuration;
 use zarrs::plugin::{PluginCreateError, ZarrVersion};
 
 use super::{SCALE_OFFSET, ScaleOffsetCodecConfiguration};
+use crate::codec::parallel::{part_count, try_collect_parts, try_parts};
 use crate::codec::{
     ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
     tolerant_fill_value,
 };
 use crate::kernels::scale_offset::{
-    ScaleOffsetError, decode_bytes, decode_bytes_into, encode_bytes, encode_bytes_into, is_identity,
+    ScaleOffsetError, apply_uninit, decode_bytes, encode_bytes, is_identity,
 };
 use crate::numeric::{NumericType, Value};
 use crate::scalar::parse_scalar;
@@ -130,28 +131,37 @@ struct Params {
 }
 
 impl Params {
-    /// Apply the transformation to whole elements.
+    /// Apply the transformation to whole elements, split into parts for up
+    /// to `threads` threads if the chunk is large enough.
     fn apply<'a>(
         &self,
         direction: Direction,
         bytes: ArrayBytesRaw<'a>,
+        threads: usize,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let (data_type, offset, scale) = (self.data_type, &self.offset, &self.scale);
         if is_identity(data_type, offset, scale) {
             return Ok(ArrayBytes::new_flen(bytes));
         }
+        let size = data_type.size();
+        let parts = part_count(bytes.len() / size, size, threads);
         let error = |e| kernel_error(direction, data_type, &e);
         let bytes = match bytes {
             // Read the borrowed input and write a new buffer in one pass,
             // rather than copying it (`Cow::to_mut`) and then transforming the
             // copy in place: that would be two passes over the chunk.
             Cow::Borrowed(src) => {
-                let kernel = match direction {
-                    Direction::Encode => encode_bytes_into,
-                    Direction::Decode => decode_bytes_into,
-                };
-                let mut out = Vec::new();
-                kernel(data_type, src, &mut out, offset, scale).map_err(error)?;
+                let encode = direction == Direction::Encode;
+                // SAFETY: `apply_uninit` writes all of its output when it
+                // returns `Ok`.
+                let out = unsafe {
+                    try_collect_parts(src.len(), size, parts, |elements, dst| {
+                        let src = &src[elements.start * size..elements.end * size];
+                        apply_uninit(encode, data_type, src, dst, offset, scale)
+                            .map_err(|e| e.offset_by(elements.start))
+                    })
+                }
+                .map_err(error)?;
                 Cow::Owned(out)
             }
             Cow::Owned(mut data) => {
@@ -159,23 +169,28 @@ impl Params {
                     Direction::Encode => encode_bytes,
                     Direction::Decode => decode_bytes,
                 };
-                kernel(data_type, &mut data, offset, scale).map_err(error)?;
+                try_parts(&mut data, size, parts, |elements, part| {
+                    kernel(data_type, part, offset, scale).map_err(|e| e.offset_by(elements.start))
+                })
+                .map_err(error)?;
                 Cow::Owned(data)
             }
         };
         Ok(ArrayBytes::new_flen(bytes))
     }
 
-    /// `encode` / `decode` of a whole chunk of `shape`.
+    /// `encode` / `decode` of a whole chunk of `shape`, on up to `threads`
+    /// threads.
     fn apply_chunk<'a>(
         &self,
         direction: Direction,
         bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
+        threads: usize,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let bytes = bytes.into_fixed()?;
         check_chunk_len(SCALE_OFFSET, &bytes, shape, self.data_type)?;
-        self.apply(direction, bytes)
+        self.apply(direction, bytes, threads)
     }
 
     /// Encode the fill value; an error names the step and value that fail.
@@ -255,6 +270,8 @@ impl ArrayCodecTraits for ScaleOffsetCodec {
         _shape: &[NonZeroU64],
         _data_type: &DataType,
     ) -> Result<RecommendedConcurrency, CodecError> {
+        // Threads go to whole chunks when zarrs decodes several; a chunk
+        // decoded alone is split by `concurrent_target` (see `parallel`).
         Ok(RecommendedConcurrency::new_maximum(1))
     }
 }
@@ -266,7 +283,7 @@ impl ElementwiseDecode for ScaleOffsetCodec {
         decoded_data_type: &DataType,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         self.params(decoded_data_type)?
-            .apply(Direction::Decode, bytes.into_fixed()?)
+            .apply(Direction::Decode, bytes.into_fixed()?, 1)
     }
 
     /// Encode the fill value; an error names the step and value that fail.
@@ -311,11 +328,12 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
-        _options: &CodecOptions,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let params = self.params(data_type)?;
         params.encode_fill_value(fill_value)?;
-        params.apply_chunk(Direction::Encode, bytes, shape)
+        let threads = options.concurrent_target();
+        params.apply_chunk(Direction::Encode, bytes, shape, threads)
     }
 
     fn decode<'a>(
@@ -324,11 +342,12 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
-        _options: &CodecOptions,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let params = self.params(data_type)?;
         params.encode_fill_value(fill_value)?;
-        params.apply_chunk(Direction::Decode, bytes, shape)
+        let threads = options.concurrent_target();
+        params.apply_chunk(Direction::Decode, bytes, shape, threads)
     }
 
     fn partial_decoder(

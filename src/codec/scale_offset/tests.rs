@@ -418,65 +418,106 @@ fn array_round_trip_through_a_store() {
     );
 }
 
-/// Borrowed input is transformed into a new buffer, owned input in place:
-/// both give the same bytes, and the same error naming the same element.
-#[test]
-fn borrowed_and_owned_input_agree() {
-    let options = CodecOptions::default();
-    let run = |codec: &ScaleOffsetCodec,
-               data_type: &DataType,
-               fill_value: &FillValue,
-               bytes: Vec<u8>,
-               n: u64,
-               decoding: bool| {
-        let apply = |input: ArrayBytes<'_>| {
-            let output = if decoding {
-                codec.decode(input, &shape(n), data_type, fill_value, &options)
-            } else {
-                codec.encode(input, &shape(n), data_type, fill_value, &options)
-            };
-            output
-                .map(|b| b.into_fixed().unwrap().into_owned())
-                .map_err(|e| e.to_string())
+/// Encode (or decode) `bytes` as a borrowed and as an owned chunk of `n`
+/// elements with `options`; both must give the same result, which is returned.
+fn borrowed_and_owned(
+    codec: &ScaleOffsetCodec,
+    (data_type, fill_value): (&DataType, &FillValue),
+    bytes: &[u8],
+    n: u64,
+    decoding: bool,
+    options: &CodecOptions,
+) -> Result<Vec<u8>, String> {
+    let apply = |input: ArrayBytes<'_>| {
+        let output = if decoding {
+            codec.decode(input, &shape(n), data_type, fill_value, options)
+        } else {
+            codec.encode(input, &shape(n), data_type, fill_value, options)
         };
-        let borrowed = apply(ArrayBytes::new_flen(std::borrow::Cow::Borrowed(&bytes[..])));
-        let owned = apply(ArrayBytes::new_flen(std::borrow::Cow::Owned(bytes.clone())));
-        assert_eq!(borrowed, owned);
-        borrowed
+        output
+            .map(|b| b.into_fixed().unwrap().into_owned())
+            .map_err(|e| e.to_string())
     };
-    // float64 over more than one block: (x - -10) * 0.1 and back.
+    let borrowed = apply(ArrayBytes::new_flen(std::borrow::Cow::Borrowed(bytes)));
+    let owned = apply(ArrayBytes::new_flen(std::borrow::Cow::Owned(
+        bytes.to_vec(),
+    )));
+    assert_eq!(borrowed, owned);
+    borrowed
+}
+
+/// `(x - -10) * 0.1` and back on `n` float64 elements, both ways, compared
+/// with Rust's own arithmetic.
+fn check_float64_round_trip(n: u32, options: &CodecOptions) {
     let codec64 = codec(json!({ "offset": -10, "scale": 0.1 }));
     let (dt, fv) = (data_type::float64(), FillValue::from(f64::NAN));
-    let values: Vec<f64> = (0..1500).map(|i| f64::from(i) * 1.7 - 10.0).collect();
-    let bytes = bytemuck::cast_slice(&values).to_vec();
-    let encoded = run(&codec64, &dt, &fv, bytes, 1500, false).unwrap();
+    let values: Vec<f64> = (0..n).map(|i| f64::from(i % 5000) * 1.7 - 10.0).collect();
+    let encoded = borrowed_and_owned(
+        &codec64,
+        (&dt, &fv),
+        bytemuck::cast_slice(&values),
+        n.into(),
+        false,
+        options,
+    )
+    .unwrap();
     for (x, y) in values.iter().zip(elements::<f64>(&encoded)) {
         assert_eq!(y.to_bits(), ((x - -10.0) * 0.1f64).to_bits());
     }
-    let decoded = run(&codec64, &dt, &fv, encoded.clone(), 1500, true).unwrap();
+    let decoded =
+        borrowed_and_owned(&codec64, (&dt, &fv), &encoded, n.into(), true, options).unwrap();
     for (x, y) in elements::<f64>(&encoded)
         .iter()
         .zip(elements::<f64>(&decoded))
     {
         assert_eq!(y.to_bits(), (x / 0.1 + -10.0f64).to_bits());
     }
-    // uint16: the error names the first bad element, either way.
+}
+
+/// A uint16 chunk of `n` elements (offset 1000) with bad elements at `bad`;
+/// the error of encoding it.
+fn uint16_encode_error(n: usize, bad: &[(usize, u16)], options: &CodecOptions) -> String {
     let codec16 = codec(json!({ "offset": 1000 }));
     let (dt, fv) = (data_type::uint16(), FillValue::from(1000u16));
-    let mut values: Vec<u16> = vec![1000; 1200];
-    values[700] = 999;
-    values[900] = 5;
-    let e = run(
-        &codec16,
-        &dt,
-        &fv,
-        bytemuck::cast_slice(&values).to_vec(),
-        1200,
-        false,
-    )
-    .unwrap_err();
+    let mut values: Vec<u16> = vec![1000; n];
+    for &(i, v) in bad {
+        values[i] = v;
+    }
+    let bytes = bytemuck::cast_slice(&values);
+    borrowed_and_owned(&codec16, (&dt, &fv), bytes, n as u64, false, options).unwrap_err()
+}
+
+/// Borrowed input is transformed into a new buffer, owned input in place:
+/// both give the same bytes, and the same error naming the same element.
+#[test]
+fn borrowed_and_owned_input_agree() {
+    let options = CodecOptions::default();
+    // float64 over more than one block.
+    check_float64_round_trip(1500, &options);
+    // uint16: the error names the first bad element, either way.
     assert_eq!(
-        e,
+        uint16_encode_error(1200, &[(700, 999), (900, 5)], &options),
         "scale_offset: encoding uint16: element 700 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
+    );
+}
+
+/// A chunk of several MiB is split into parts on up to `concurrent_target`
+/// threads: the results are the same, and an error names the first bad
+/// element by its index in the whole chunk, not in its part.
+#[test]
+fn large_chunks_split_across_threads() {
+    let options = CodecOptions::default().with_concurrent_target(4);
+    // 4 MiB of float64: four parts of 1 MiB.
+    check_float64_round_trip(1 << 19, &options);
+    // 2 MiB of uint16: two parts of 2^19 elements. The first bad element is
+    // in the second part, another one after it.
+    assert_eq!(
+        uint16_encode_error(1 << 20, &[(700_000, 999), (900_000, 5)], &options),
+        "scale_offset: encoding uint16: element 700000 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
+    );
+    // Bad elements in both parts: the one in the first part is named.
+    assert_eq!(
+        uint16_encode_error(1 << 20, &[(600_000, 5), (3, 999)], &options),
+        "scale_offset: encoding uint16: element 3 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
     );
 }

@@ -303,7 +303,11 @@ impl CastPlan {
     ///
     /// # Panics
     /// If `src` holds fewer than `n` elements.
-    fn cast_into(&self, src: &[u8], dst: &mut [MaybeUninit<u8>]) -> Result<(), CastError> {
+    pub(crate) fn cast_into(
+        &self,
+        src: &[u8],
+        dst: &mut [MaybeUninit<u8>],
+    ) -> Result<(), CastError> {
         let n = dst.len() / self.target.size();
         // Exactly `n` elements on both sides, so that the kernels, which
         // write one output per input, cover all of `dst`.

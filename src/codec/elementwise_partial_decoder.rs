@@ -14,11 +14,13 @@ use zarrs::storage::StorageError;
 
 /// The decode step of an elementwise codec.
 pub(crate) trait ElementwiseDecode: Send + Sync + 'static {
-    /// Decode `bytes` (any number of whole elements) to `decoded_data_type`.
+    /// Decode `bytes` (any number of whole elements) to `decoded_data_type`,
+    /// on up to `options.concurrent_target()` threads.
     fn decode_elements<'a>(
         &self,
         bytes: ArrayBytes<'a>,
         decoded_data_type: &DataType,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError>;
 
     /// Encode the array's fill value, or say why it cannot be: the strict
@@ -89,7 +91,8 @@ impl<C: ElementwiseDecode> ArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'_>, CodecError> {
         let encoded = self.input_handle.partial_decode(indexer, options)?;
-        self.codec.decode_elements(encoded, &self.decoded_data_type)
+        self.codec
+            .decode_elements(encoded, &self.decoded_data_type, options)
     }
 
     fn supports_partial_decode(&self) -> bool {
@@ -120,7 +123,8 @@ impl<C: ElementwiseDecode> AsyncArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let encoded = self.input_handle.partial_decode(indexer, options).await?;
-        self.codec.decode_elements(encoded, &self.decoded_data_type)
+        self.codec
+            .decode_elements(encoded, &self.decoded_data_type, options)
     }
 
     fn supports_partial_decode(&self) -> bool {

@@ -12,8 +12,17 @@
 //! a compressor later in the chain cannot split its work, and would leave
 //! threads idle if chunks were decoded fewer at a time.
 //!
-//! A chunk is split only into parts of at least [`MIN_PART_BYTES`]: below
-//! that, waking a thread costs more than it saves.
+//! A chunk is split only into parts of about [`MIN_PART_BYTES`] or more:
+//! below that, waking a thread costs more than it saves. And it is never
+//! split when the codec already runs on a thread of a rayon pool (zarrs
+//! decoding many chunks, the inner chunks of a shard, or a caller's own
+//! `par_iter`): the threads are busy with that outer work already, and a
+//! worker waiting for its parts may be handed another outer task, which
+//! would deadlock if the caller holds a lock across the decode (zarrs'
+//! thread-local chunk caches do).
+//!
+//! A subset read from one chunk (`retrieve_chunk_subset`) goes through the
+//! partial decoder, which splits the decoded subset the same way.
 //!
 //! # Why it pays
 //!
@@ -38,20 +47,26 @@ use rayon::slice::ParallelSliceMut;
 /// against a few µs to hand it to another thread).
 pub(crate) const MIN_PART_BYTES: usize = 1 << 20;
 
-/// Parts start at multiples of this many elements, so that no two threads
-/// write the same cache line (64 bytes) for any element size.
+/// Parts start at multiples of this many elements: a multiple of 64 bytes
+/// for every element size, so that threads share at most the one cache line
+/// at each boundary (none when the buffer is 64-byte aligned).
 const PART_ALIGN: usize = 64;
 
 /// Into how many parts to split `n` elements whose wider side (input or
-/// output) has `widest` bytes each, when zarrs allows `threads` threads.
+/// output) has `widest` bytes each, when zarrs allows `threads` threads:
+/// 1 on a thread of a rayon pool (see the module doc).
 pub(crate) fn part_count(n: usize, widest: usize, threads: usize) -> usize {
+    if rayon::current_thread_index().is_some() {
+        return 1;
+    }
     let by_size = n.saturating_mul(widest) / MIN_PART_BYTES;
     threads.min(by_size).max(1)
 }
 
 /// Run `f(elements, part)` on consecutive parts of `out`, whose elements are
 /// `size` bytes each, in parallel when `parts > 1`. `elements` is the range
-/// of element indices that `part` holds.
+/// of element indices that `part` holds. `out` must hold whole elements
+/// (callers check the length first).
 ///
 /// Returns the error of the first failing part in element order (a later
 /// part may fail too), as a single call over the whole of `out` would.
@@ -127,6 +142,12 @@ mod tests {
         assert_eq!(part_count(0, 8, 4), 1);
         assert_eq!(part_count(10, 8, 0), 1);
         assert_eq!(part_count(usize::MAX, 8, 4), 4);
+        // Not on a thread of a rayon pool.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(pool.install(|| part_count(MIB, 8, 2)), 1);
     }
 
     /// Every element is visited once, by the part that holds it, and parts

@@ -159,10 +159,16 @@ impl CastValueCodec {
     ) -> Result<ArrayBytes<'static>, CodecError> {
         let (from, to) = (plan.source().size(), plan.target().size());
         let n = bytes.len() / from;
+        let len = n.checked_mul(to).ok_or_else(|| {
+            CodecError::Other(format!(
+                "{CAST_VALUE}: {direction}: {n} elements of {} do not fit in memory",
+                plan.target()
+            ))
+        })?;
         let parts = part_count(n, from.max(to), threads);
         // SAFETY: `cast_into` writes all of its output when it returns `Ok`.
         let out = unsafe {
-            try_collect_parts(n * to, to, parts, |elements, dst| {
+            try_collect_parts(len, to, parts, |elements, dst| {
                 let src = &bytes[elements.start * from..elements.end * from];
                 plan.cast_into(src, dst).map_err(|mut e| {
                     e.index += elements.start;
@@ -265,6 +271,7 @@ impl ElementwiseDecode for CastValueCodec {
         &self,
         bytes: ArrayBytes<'a>,
         decoded_data_type: &DataType,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let plans = self.plans(decoded_data_type)?;
         let bytes = bytes.into_fixed()?;
@@ -275,7 +282,7 @@ impl ElementwiseDecode for CastValueCodec {
                 bytes.len(),
             )));
         }
-        Self::cast(&plans.decode, &bytes, "decode", 1)
+        Self::cast(&plans.decode, &bytes, "decode", options.concurrent_target())
     }
 
     /// Cast the fill value, and refuse one that does not survive

@@ -37,10 +37,12 @@
 //!   matches every NaN; a repeated key keeps its first value.
 //! - The fill value is cast like the elements and must survive
 //!   encode-then-decode, or the codec reports an error naming it.
-//! - A chunk of at least 2 MiB (of the wider type) is split into parts of at
-//!   least 1 MiB on up to `CodecOptions::concurrent_target` threads, as zarrs
-//!   passes it when it decodes a chunk alone; results and errors (the first
-//!   failing element of the chunk) are the same as in one piece.
+//! - A chunk (or a partially decoded subset) of at least 2 MiB of the wider
+//!   type is split into parts of about 1 MiB or more on up to
+//!   `CodecOptions::concurrent_target` threads, as zarrs passes it when it
+//!   decodes a chunk alone (never on a thread of a rayon pool); results and
+//!   errors (the first failing element of the chunk) are the same as in one
+//!   piece.
 //!
 //! ### Codec `configuration` Example
 //! ```rust

@@ -36,9 +36,11 @@
 //!   is an error. Small floats without infinity or NaN report it as an error
 //!   instead. NaN and infinite inputs propagate, so a NaN fill value
 //!   survives. See [`kernels::scale_offset`](crate::kernels::scale_offset).
-//! - A chunk of at least 2 MiB is split into parts of at least 1 MiB on up to
-//!   `CodecOptions::concurrent_target` threads, as zarrs passes it when it
-//!   decodes a chunk alone; results and errors are the same as in one piece.
+//! - A chunk (or a partially decoded subset) of at least 2 MiB is split into
+//!   parts of about 1 MiB or more on up to `CodecOptions::concurrent_target`
+//!   threads, as zarrs passes it when it decodes a chunk alone (never on a
+//!   thread of a rayon pool); results and errors are the same as in one
+//!   piece.
 //! - Without a configuration (or with `{}`) the codec is a no-op; the
 //!   configuration is written back exactly as read.
 //!

@@ -144,8 +144,13 @@ impl Params {
             return Ok(ArrayBytes::new_flen(bytes));
         }
         let size = data_type.size();
-        let parts = part_count(bytes.len() / size, size, threads);
         let error = |e| kernel_error(direction, data_type, &e);
+        let len = bytes.len();
+        if !len.is_multiple_of(size) {
+            // Before splitting: parts hold whole elements only.
+            return Err(error(ScaleOffsetError::DataLength { len, data_type }));
+        }
+        let parts = part_count(len / size, size, threads);
         let bytes = match bytes {
             // Read the borrowed input and write a new buffer in one pass,
             // rather than copying it (`Cow::to_mut`) and then transforming the
@@ -281,9 +286,11 @@ impl ElementwiseDecode for ScaleOffsetCodec {
         &self,
         bytes: ArrayBytes<'a>,
         decoded_data_type: &DataType,
+        options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        let threads = options.concurrent_target();
         self.params(decoded_data_type)?
-            .apply(Direction::Decode, bytes.into_fixed()?, 1)
+            .apply(Direction::Decode, bytes.into_fixed()?, threads)
     }
 
     /// Encode the fill value; an error names the step and value that fail.

@@ -521,3 +521,72 @@ fn large_chunks_split_across_threads() {
         "scale_offset: encoding uint16: element 3 = 999: x - offset = -1 is outside the range [0, 65535] of uint16"
     );
 }
+
+/// A large subset read through the partial decoder is split across threads
+/// too: the values are right, and an error names the element by its index in
+/// the subset.
+#[test]
+fn partial_decode_of_a_large_subset() {
+    let options = CodecOptions::default().with_concurrent_target(4);
+    let codec = Arc::new(codec(json!({ "offset": 100, "scale": -2 })));
+    let n: u32 = 1 << 20; // 4 MiB of int32
+    let (dt, fv) = (data_type::int32(), FillValue::from(100i32));
+    let chunk_shape = shape(n.into());
+    // Encoded by hand: (x - 100) * -2 with x = 100 + i % 1000.
+    let mut encoded: Vec<i32> = (0..n)
+        .map(|i| -2 * i32::try_from(i % 1000).unwrap())
+        .collect();
+    let decode_subset = |encoded: &[i32]| {
+        let input_handle = Arc::new(
+            ArrayBytes::from(bytemuck::cast_slice::<i32, u8>(encoded).to_vec())
+                .into_fixed()
+                .unwrap(),
+        );
+        let encoded_fill = codec.encoded_fill_value(&dt, &fv).unwrap();
+        let input_handle = Arc::new(BytesCodec::default())
+            .partial_decoder(input_handle, &chunk_shape, &dt, &encoded_fill, &options)
+            .unwrap();
+        let range = 100_000..900_000;
+        let subset = ArraySubset::new_with_ranges(std::slice::from_ref(&range));
+        codec
+            .clone()
+            .partial_decoder(input_handle, &chunk_shape, &dt, &fv, &options)
+            .unwrap()
+            .partial_decode(&subset, &options)
+            .map(|decoded| elements::<i32>(&decoded.into_fixed().unwrap()))
+            .map_err(|e| e.to_string())
+    };
+    let decoded = decode_subset(&encoded).unwrap();
+    assert_eq!(decoded.len(), 800_000);
+    for (i, y) in (100_000u32..).zip(decoded) {
+        assert_eq!(y, 100 + i32::try_from(i % 1000).unwrap());
+    }
+    // An odd encoded value cannot be divided by -2: chunk element 700000 is
+    // subset element 600000, in the third of three parts.
+    encoded[700_000] = 3;
+    assert_eq!(
+        decode_subset(&encoded).unwrap_err(),
+        "scale_offset: decoding int32: element 600000 = 3: x / scale = 3 / -2 is not an integer (decoding is not exact)"
+    );
+}
+
+/// Decoding bytes that are not whole elements is an error, not a panic,
+/// whether the bytes are borrowed or owned.
+#[test]
+fn partial_elements_are_an_error() {
+    use crate::codec::ElementwiseDecode;
+    let codec = codec(json!({ "offset": 1 }));
+    let bytes = [1u8, 2, 3];
+    for input in [
+        ArrayBytes::new_flen(std::borrow::Cow::Borrowed(&bytes[..])),
+        ArrayBytes::new_flen(std::borrow::Cow::Owned(bytes.to_vec())),
+    ] {
+        let e = codec
+            .decode_elements(input, &data_type::uint16(), &CodecOptions::default())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scale_offset: decoding uint16: 3 bytes is not a whole number of uint16 elements"
+        );
+    }
+}

@@ -110,8 +110,12 @@ fn write_large_chunk(dir: &Path) {
     let array = Array::open(store, "/").unwrap();
     let options = CodecOptions::default().with_concurrent_target(4);
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    // Borrowed, as a caller's slice is: `scale_offset` then writes a new
+    // buffer part by part (an owned chunk is transformed in place, which the
+    // read below covers).
+    let borrowed = ArrayBytes::new_flen(std::borrow::Cow::Borrowed(&bytes[..]));
     array
-        .store_array_subset_opt(&array.subset_all(), ArrayBytes::from(bytes), &options)
+        .store_array_subset_opt(&array.subset_all(), borrowed, &options)
         .unwrap();
     let read: Vec<f64> = array
         .retrieve_array_subset_opt(&array.subset_all(), &options)

@@ -42,7 +42,9 @@
 //!   thread of a rayon pool); results and errors are the same as in one
 //!   piece.
 //! - Without a configuration (or with `{}`) the codec is a no-op; the
-//!   configuration is written back exactly as read.
+//!   configuration is written back as read, and none as
+//!   `{"name": "scale_offset"}` (the form zarr-python writes), so that a new
+//!   array built with a no-op codec keeps it in its metadata.
 //!
 //! ### Codec `configuration` Example - [`ScaleOffsetCodecConfiguration`]:
 //! ```rust

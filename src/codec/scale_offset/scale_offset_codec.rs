@@ -250,9 +250,16 @@ impl CodecTraits for ScaleOffsetCodec {
         _version: ZarrVersion,
         _options: &CodecMetadataOptions,
     ) -> Option<Configuration> {
-        self.configuration
-            .as_ref()
-            .map(ScaleOffsetCodecConfiguration::to_configuration)
+        // Never `None`, even without a configuration: zarrs leaves a codec
+        // whose configuration is `None` out of the metadata it writes for a
+        // new array. An empty one is written as `{"name": "scale_offset"}`,
+        // the form zarr-python writes and reads.
+        Some(
+            self.configuration
+                .as_ref()
+                .map(ScaleOffsetCodecConfiguration::to_configuration)
+                .unwrap_or_default(),
+        )
     }
 
     fn partial_decoder_capability(&self) -> PartialDecoderCapability {

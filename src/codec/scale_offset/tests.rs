@@ -279,8 +279,11 @@ fn configuration_round_trips() {
         };
         codec.configuration_v3(&options)
     };
-    assert_eq!(configuration_of(json!({ "name": "scale_offset" })), None);
-    assert_eq!(configuration_of(json!("scale_offset")), None);
+    // No configuration: an empty one, which zarrs writes as
+    // `{"name": "scale_offset"}` (with `None` it would leave the codec out).
+    let empty = Some(Configuration::default());
+    assert_eq!(configuration_of(json!({ "name": "scale_offset" })), empty);
+    assert_eq!(configuration_of(json!("scale_offset")), empty);
     let written = json!({ "offset": 1000, "scale": "0.25" });
     let configuration =
         configuration_of(json!({ "name": "scale_offset", "configuration": written }));
@@ -290,12 +293,26 @@ fn configuration_round_trips() {
     );
     let configuration = configuration_of(json!({ "name": "scale_offset", "configuration": {} }));
     assert_eq!(configuration, Some(Configuration::default()));
-    assert!(
+    assert_eq!(
         ScaleOffsetCodec::new(None, None)
             .unwrap()
-            .configuration_v3(&options)
-            .is_none()
+            .configuration_v3(&options),
+        empty
     );
+}
+
+/// A new array built with a no-op `scale_offset` keeps it in its metadata,
+/// in the form zarr-python writes.
+#[test]
+fn no_op_codec_stays_in_new_array_metadata() {
+    let store = Arc::new(zarrs::storage::store::MemoryStore::new());
+    let array = zarrs::array::ArrayBuilder::new(vec![4], vec![4], data_type::float64(), 0.0f64)
+        .array_to_array_codecs(vec![Arc::new(ScaleOffsetCodec::new(None, None).unwrap())])
+        .array_to_bytes_codec(Arc::new(BytesCodec::default()))
+        .build(store, "/")
+        .unwrap();
+    let metadata = serde_json::to_value(array.metadata()).unwrap();
+    assert_eq!(metadata["codecs"][0], json!({ "name": "scale_offset" }));
 }
 
 #[test]

@@ -52,15 +52,9 @@ use zarrs_extension_codecs as _;
 
 use common::{memcpy, scale_offset_values};
 
-const CODECS: &str = r#"[
-    {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
-    {"name": "cast_value", "configuration": {
-        "data_type": "uint8",
-        "rounding": "nearest-even",
-        "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
-    }},
-    {"name": "bytes"}
-]"#;
+/// The chain, shared with the large-chunk test in
+/// `tests/zarr_python_reads_ours.rs`.
+const CODECS: &str = include_str!("../tests/data/scale_offset_cast_u8_codecs.json");
 
 /// Chunk sides: 8 MiB and 32 MiB of float64.
 const SIDES: [u64; 2] = [1024, 2048];

@@ -45,7 +45,7 @@ use rayon::slice::ParallelSliceMut;
 /// The smallest part worth a thread of its own, in bytes of the wider of
 /// the input and output elements (about 30 µs of work at memory speed,
 /// against a few µs to hand it to another thread).
-pub(crate) const MIN_PART_BYTES: usize = 1 << 20;
+const MIN_PART_BYTES: usize = 1 << 20;
 
 /// Parts start at multiples of this many elements: a multiple of 64 bytes
 /// for every element size, so that threads share at most the one cache line

@@ -134,7 +134,7 @@ impl ScaleOffsetError {
 
 /// The direction of the transformation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Direction {
+pub(crate) enum Direction {
     Encode,
     Decode,
 }
@@ -187,8 +187,7 @@ pub fn decode_bytes(
 /// output is aligned if the end of `dst` is.
 ///
 /// # Errors
-/// As [`encode_bytes`]; on error `dst` is truncated back to its original
-/// length.
+/// As [`encode_bytes`]; on error `dst` keeps its original length.
 pub fn encode_bytes_into(
     data_type: NumericType,
     src: &[u8],
@@ -205,8 +204,7 @@ pub fn encode_bytes_into(
 /// See [`encode_bytes_into`] for the arguments.
 ///
 /// # Errors
-/// As [`decode_bytes`]; on error `dst` is truncated back to its original
-/// length.
+/// As [`decode_bytes`]; on error `dst` keeps its original length.
 pub fn decode_bytes_into(
     data_type: NumericType,
     src: &[u8],
@@ -306,7 +304,8 @@ pub fn decode<T: ScaleOffsetElement>(
 // Dispatch
 // ---------------------------------------------------------------------------
 
-fn apply_bytes(
+/// [`encode_bytes`] or [`decode_bytes`], by `direction`.
+pub(crate) fn apply_bytes(
     direction: Direction,
     data_type: NumericType,
     bytes: &mut [u8],
@@ -326,14 +325,8 @@ fn apply_bytes_into(
 ) -> Result<(), ScaleOffsetError> {
     dst.reserve(src.len());
     let spare = &mut dst.spare_capacity_mut()[..src.len()];
-    apply(
-        direction,
-        data_type,
-        Io::Out { src, dst: spare },
-        offset,
-        scale,
-    )?;
-    // SAFETY: `apply` returned `Ok`, so it wrote all of `spare` (see `Io`):
+    apply_uninit(direction, data_type, src, spare, offset, scale)?;
+    // SAFETY: `apply_uninit` returned `Ok`, so it wrote all of `spare`:
     // the `src.len()` bytes after the old length, within the capacity
     // reserved above.
     unsafe { dst.set_len(dst.len() + src.len()) };
@@ -351,7 +344,7 @@ fn apply_bytes_into(
 /// # Panics
 /// If `dst` and `src` differ in length.
 pub(crate) fn apply_uninit(
-    encode: bool,
+    direction: Direction,
     data_type: NumericType,
     src: &[u8],
     dst: &mut [MaybeUninit<u8>],
@@ -359,11 +352,6 @@ pub(crate) fn apply_uninit(
     scale: &[u8],
 ) -> Result<(), ScaleOffsetError> {
     assert_eq!(src.len(), dst.len());
-    let direction = if encode {
-        Direction::Encode
-    } else {
-        Direction::Decode
-    };
     apply(direction, data_type, Io::Out { src, dst }, offset, scale)
 }
 
@@ -476,8 +464,6 @@ fn run_kernel(
     }
 }
 
-/// The range of a one-byte integer type, as `i16` (fits both `i8` and `u8`).
-#[allow(clippy::cast_possible_truncation)]
 /// One-byte integers: `int2` / `int4` / `int8` as `T = i8`, `uint2` /
 /// `uint4` / `uint8` as `T = u8`, checked against the range of `data_type`.
 fn byte_int_kernel<T: IntArith>(
@@ -515,6 +501,8 @@ fn byte_int_kernel<T: IntArith>(
     }
 }
 
+/// The range of a one-byte integer type, as `i16` (fits both `i8` and `u8`).
+#[allow(clippy::cast_possible_truncation)]
 fn narrow_range(data_type: NumericType) -> (i16, i16) {
     let (lo, hi) = data_type.int_range().expect("integer type");
     (lo as i16, hi as i16)
@@ -1222,8 +1210,9 @@ fn explain_int(
 fn round_float(data_type: NumericType, value: f64) -> Option<f64> {
     match data_type {
         NumericType::Float32 => Some(f64::from(value as f32)),
-        NumericType::Float16 => Some(f16::from_f64(value).to_f64()),
-        NumericType::BFloat16 => Some(bf16::from_f64(value).to_f64()),
+        // Rounded once from the f64 (see `cast::f16_nearest`).
+        NumericType::Float16 => Some(crate::kernels::cast::f16_nearest(value).to_f64()),
+        NumericType::BFloat16 => Some(crate::kernels::cast::bf16_nearest(value).to_f64()),
         NumericType::Mini(format) => {
             match format.round_from_f64(value, RoundingMode::NearestEven) {
                 MiniRound::Value(bits) => Some(format.to_f64(bits)),

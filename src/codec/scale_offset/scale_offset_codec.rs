@@ -22,7 +22,7 @@ use crate::codec::{
     tolerant_fill_value,
 };
 use crate::kernels::scale_offset::{
-    ScaleOffsetError, apply_uninit, decode_bytes, encode_bytes, is_identity,
+    Direction, ScaleOffsetError, apply_bytes, apply_uninit, encode_bytes, is_identity,
 };
 use crate::numeric::{NumericType, Value};
 use crate::scalar::parse_scalar;
@@ -35,13 +35,6 @@ use crate::scalar::parse_scalar;
 pub struct ScaleOffsetCodec {
     /// The configuration as read; `None` if the metadata had none.
     configuration: Option<ScaleOffsetCodecConfiguration>,
-}
-
-/// The direction of a transformation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Direction {
-    Encode,
-    Decode,
 }
 
 impl ScaleOffsetCodec {
@@ -156,13 +149,12 @@ impl Params {
             // rather than copying it (`Cow::to_mut`) and then transforming the
             // copy in place: that would be two passes over the chunk.
             Cow::Borrowed(src) => {
-                let encode = direction == Direction::Encode;
                 // SAFETY: `apply_uninit` writes all of its output when it
                 // returns `Ok`.
                 let out = unsafe {
                     try_collect_parts(src.len(), size, parts, |elements, dst| {
                         let src = &src[elements.start * size..elements.end * size];
-                        apply_uninit(encode, data_type, src, dst, offset, scale)
+                        apply_uninit(direction, data_type, src, dst, offset, scale)
                             .map_err(|e| e.offset_by(elements.start))
                     })
                 }
@@ -170,12 +162,9 @@ impl Params {
                 Cow::Owned(out)
             }
             Cow::Owned(mut data) => {
-                let kernel = match direction {
-                    Direction::Encode => encode_bytes,
-                    Direction::Decode => decode_bytes,
-                };
                 try_parts(&mut data, size, parts, |elements, part| {
-                    kernel(data_type, part, offset, scale).map_err(|e| e.offset_by(elements.start))
+                    apply_bytes(direction, data_type, part, offset, scale)
+                        .map_err(|e| e.offset_by(elements.start))
                 })
                 .map_err(error)?;
                 Cow::Owned(data)

@@ -387,24 +387,23 @@ struct Case {
 }
 
 impl Case {
-    /// The reference outcome of one element, `None` where there is none
-    /// (directed float -> float modes, small-float targets of integers).
+    /// The reference outcome of one element.
     fn reference(
         &self,
         x: Value,
         r: RoundingMode,
         o: Option<OutOfRangeMode>,
         map: &[(Value, Value)],
-    ) -> Option<Outcome> {
+    ) -> Outcome {
         if let Some((_, v)) = map.iter().find(|(k, _)| key_matches(x, *k)) {
             // The target value, as the target type holds it.
-            return Some(Ok(self.t.read_value(&value_bytes(self.t, *v))));
+            return Ok(self.t.read_value(&value_bytes(self.t, *v)));
         }
         match (x, self.t.is_float()) {
-            (Value::Float(f), false) => Some(ref_float_to_int(f, r, o, self.t)),
-            (Value::Int(i), false) => Some(int_rule(i, o, self.t)),
-            (Value::Int(i), true) => Some(ref_int_to_float(i, r, o, self.t)),
-            (Value::Float(f), true) => Some(ref_float_to_float(f, r, o, self.t)),
+            (Value::Float(f), false) => ref_float_to_int(f, r, o, self.t),
+            (Value::Int(i), false) => int_rule(i, o, self.t),
+            (Value::Int(i), true) => ref_int_to_float(i, r, o, self.t),
+            (Value::Float(f), true) => ref_float_to_float(f, r, o, self.t),
         }
     }
 
@@ -456,31 +455,22 @@ impl Case {
             );
             fast
         };
-        let outcomes: Vec<Option<Outcome>> = elements
+        let outcomes: Vec<Outcome> = elements
             .iter()
             .map(|e| self.reference(s.read_value(e), r, o, map))
             .collect();
 
-        // The whole buffer: the first failure, if the reference knows one.
+        // The whole buffer: the first failure.
         let whole = cast(&elements.concat());
-        let first_failure = outcomes
-            .iter()
-            .position(|w| matches!(w, Some(Err(_)) | None))
-            .filter(|&i| outcomes[i].is_some());
-        if let Some(i) = first_failure {
-            let failure = outcomes[i].unwrap().unwrap_err();
+        if let Some(i) = outcomes.iter().position(Result::is_err) {
+            let failure = outcomes[i].unwrap_err();
             let err = whole.expect_err(&what);
             assert_eq!((err.index, err.failure), (i, failure), "{what}");
         }
 
-        // The elements that succeed: every value. Where there is no
-        // reference, the element alone says whether it succeeds (and the
-        // two copies are still compared on the whole buffer).
+        // The elements that succeed: every value.
         let ok: Vec<usize> = (0..elements.len())
-            .filter(|&i| match outcomes[i] {
-                Some(outcome) => outcome.is_ok(),
-                None => cast(&elements[i]).is_ok(),
-            })
+            .filter(|&i| outcomes[i].is_ok())
             .collect();
         let bytes: Vec<u8> = ok.iter().flat_map(|&i| elements[i].clone()).collect();
         let out = match cast(&bytes) {
@@ -488,14 +478,13 @@ impl Case {
             Err(err) => panic!("{what}: {err} (reference: succeeds)"),
         };
         for (j, &i) in ok.iter().enumerate() {
-            if let Some(want) = outcomes[i] {
-                let got = Ok(t.read_value(&out[j * t.size()..]));
-                assert!(
-                    same(&got, &want),
-                    "{what}: {:?} gave {got:?}, expected {want:?}",
-                    s.read_value(&elements[i])
-                );
-            }
+            let want = outcomes[i];
+            let got = Ok(t.read_value(&out[j * t.size()..]));
+            assert!(
+                same(&got, &want),
+                "{what}: {:?} gave {got:?}, expected {want:?}",
+                s.read_value(&elements[i])
+            );
         }
     }
 }

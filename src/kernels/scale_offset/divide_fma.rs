@@ -120,8 +120,7 @@ pub(super) unsafe fn decode(src: *const f64, dst: *mut f64, n: usize, scale: f64
             _mm256_storeu_pd(dst.add(i + 4), _mm256_add_pd(qc, off));
         }
     }
-    let whole = pairs;
-    for i in whole..n {
+    for i in pairs..n {
         // SAFETY: `i < n`; unaligned access is allowed for.
         unsafe {
             dst.add(i)

@@ -39,10 +39,14 @@ pub mod codec;
 pub mod kernels;
 pub mod numeric;
 mod overrides;
+pub mod read;
 pub mod scalar;
 #[cfg(test)]
 mod test_rng;
 mod validate;
 
 pub use overrides::register_overrides;
+pub use read::ArrayReadExt;
+#[cfg(feature = "async")]
+pub use read::AsyncArrayReadExt;
 pub use validate::{OpenArrayError, open_array, validate_codecs};

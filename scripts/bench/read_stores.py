@@ -1,0 +1,198 @@
+"""Whole-array and window reads: zarr-python's side of `scripts/bench/read.sh`.
+
+    python read_stores.py write DIR        # write the two stores with zarr-python
+    python read_stores.py bench DIR OUT    # time zarr-python's reads, write OUT (JSON)
+
+Stores (the chain zarr-python writes for Sentinel-2-like products: float64
+stored as uint8 through scale_offset + cast_value, NaN <-> 0):
+  whole.zarr    4096 x 8192 float64, 32 chunks of 1024 x 1024 (8 MiB decoded each)
+  sharded.zarr  the same values, shards 2048 x 2048 of 256 x 256 inner chunks
+
+Every read allocates a fresh output (numpy, as a user's `arr[...]` does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import zarr
+from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec
+
+SHAPE = (4096, 8192)
+CHUNKS = (1024, 1024)
+SHARDS = (2048, 2048)
+INNER = (256, 256)
+WINDOW = 256
+# Window offsets: the same seed and rule as benches/read.rs, so both sides
+# read the same windows.
+N_WINDOWS = 256
+
+
+def chain():
+    return [
+        ScaleOffset(offset=-10, scale=0.1),
+        CastValue(
+            data_type="uint8",
+            rounding="nearest-even",
+            scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
+        ),
+    ]
+
+
+def values() -> np.ndarray:
+    rng = np.random.default_rng(20261123)
+    q = rng.integers(1, 256, size=SHAPE, dtype=np.uint16)
+    x = q.astype(np.float64) / 0.1 - 10.0  # exactly what decoding q gives
+    x[rng.random(SHAPE) < 0.05] = np.nan
+    return x
+
+
+def write(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    data = values()
+    whole = zarr.create_array(
+        store=str(root / "whole.zarr"),
+        shape=SHAPE,
+        chunks=CHUNKS,
+        dtype="float64",
+        fill_value=np.nan,
+        filters=chain(),
+        serializer=BytesCodec(),
+        compressors=None,
+        overwrite=True,
+    )
+    whole[...] = data
+    sharded = zarr.create_array(
+        store=str(root / "sharded.zarr"),
+        shape=SHAPE,
+        chunks=SHARDS,
+        dtype="float64",
+        fill_value=np.nan,
+        serializer=ShardingCodec(chunk_shape=INNER, codecs=[*chain(), BytesCodec()]),
+        compressors=None,
+        overwrite=True,
+    )
+    sharded[...] = data
+    # Check both read back as written before anyone times them.
+    for arr in (whole, sharded):
+        np.testing.assert_array_equal(arr[...], data)
+    print(f"wrote {root}/whole.zarr and {root}/sharded.zarr with zarr {zarr.__version__}")
+
+
+def window_offsets(aligned: bool) -> list[tuple[int, int]]:
+    # SplitMix64, as in benches/read.rs.
+    state = 0x5EED_0000 + (1 if aligned else 2)
+    mask = (1 << 64) - 1
+
+    def nxt() -> int:
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    out = []
+    for _ in range(N_WINDOWS):
+        if aligned:
+            y = (nxt() % (SHAPE[0] // WINDOW)) * WINDOW
+            x = (nxt() % (SHAPE[1] // WINDOW)) * WINDOW
+        else:
+            y = nxt() % (SHAPE[0] - WINDOW + 1)
+            x = nxt() % (SHAPE[1] - WINDOW + 1)
+        out.append((y, x))
+    return out
+
+
+def configure(pipeline: str, workers: int) -> None:
+    path = {
+        "fused": "zarr.core.codec_pipeline.FusedCodecPipeline",
+        "batched": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+    }[pipeline]
+    zarr.config.set(
+        {
+            "codec_pipeline.path": path,
+            "codec_pipeline.max_workers": workers,
+            "threading.max_workers": workers,
+        }
+    )
+
+
+def time_whole(arr, reps: int) -> float:
+    arr[...]  # warm: page cache, pools
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = arr[...]
+        times.append(time.perf_counter() - t)
+        del out
+    return statistics.median(times)
+
+
+def time_windows(arr, offsets, reps: int) -> float:
+    """Median seconds per window over `reps` passes over all offsets."""
+    for y, x in offsets[:8]:
+        arr[y : y + WINDOW, x : x + WINDOW]
+    per_pass = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        for y, x in offsets:
+            arr[y : y + WINDOW, x : x + WINDOW]
+        per_pass.append((time.perf_counter() - t) / len(offsets))
+    return statistics.median(per_pass)
+
+
+def bench(root: Path, out: Path, reps: int) -> None:
+    cpus = os.cpu_count() or 1
+    results = []
+    reference = values()
+    for pipeline in ("fused", "batched"):
+        for workers in sorted({1, cpus}):
+            configure(pipeline, workers)
+            whole = zarr.open_array(str(root / "whole.zarr"), mode="r")
+            np.testing.assert_array_equal(whole[...], reference)
+            s = time_whole(whole, reps)
+            results.append(
+                {"side": f"zarr-python {pipeline}", "workers": workers, "case": "whole",
+                 "seconds": s, "bytes": reference.nbytes}
+            )
+            print(f"{pipeline:8} workers={workers} whole    {reference.nbytes / s / 1e9:6.2f} GB/s",
+                  file=sys.stderr)
+            sharded = zarr.open_array(str(root / "sharded.zarr"), mode="r")
+            for aligned in (True, False):
+                offsets = window_offsets(aligned)
+                y, x = offsets[0]
+                np.testing.assert_array_equal(
+                    sharded[y : y + WINDOW, x : x + WINDOW],
+                    reference[y : y + WINDOW, x : x + WINDOW],
+                )
+                s = time_windows(sharded, offsets, max(1, reps // 2))
+                case = "windows aligned" if aligned else "windows unaligned"
+                results.append(
+                    {"side": f"zarr-python {pipeline}", "workers": workers, "case": case,
+                     "seconds": s, "bytes": WINDOW * WINDOW * 8}
+                )
+                print(f"{pipeline:8} workers={workers} {case:17} {1 / s:8.0f} windows/s",
+                      file=sys.stderr)
+    out.write_text(json.dumps({"zarr": zarr.__version__, "numpy": np.__version__,
+                               "results": results}, indent=1))
+
+
+def main() -> None:
+    cmd, root = sys.argv[1], Path(sys.argv[2])
+    if cmd == "write":
+        write(root)
+    elif cmd == "bench":
+        bench(root, Path(sys.argv[3]), int(os.environ.get("BENCH_REPS", "7")))
+    else:
+        raise SystemExit(f"unknown command {cmd!r}: use write or bench")
+
+
+if __name__ == "__main__":
+    main()

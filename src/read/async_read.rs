@@ -1,0 +1,94 @@
+//! The async twins of [`ArrayReadExt`](super::ArrayReadExt), for arrays over
+//! async stores (e.g. `zarrs_object_store`).
+
+use bytemuck::Pod;
+use zarrs::array::{Array, ArrayError, ArraySubsetTraits, CodecOptions, Element};
+use zarrs::storage::AsyncReadableStorageTraits;
+
+use super::{check_output, checked_output_len, output, whole_view};
+
+/// Typed reads into the caller's memory, for [`Array`] over an async store.
+///
+/// The same calls as [`ArrayReadExt`](super::ArrayReadExt), each `async` and
+/// prefixed `async_`.
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+#[allow(async_fn_in_trait)] // Implemented here only; callers await it directly.
+pub trait AsyncArrayReadExt {
+    /// Async [`retrieve_array_subset_vec`](super::ArrayReadExt::retrieve_array_subset_vec).
+    ///
+    /// # Errors
+    /// As the sync call.
+    async fn async_retrieve_array_subset_vec<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+    ) -> Result<Vec<T>, ArrayError> {
+        self.async_retrieve_array_subset_vec_opt(subset, &CodecOptions::default())
+            .await
+    }
+
+    /// Async [`retrieve_array_subset_vec_opt`](super::ArrayReadExt::retrieve_array_subset_vec_opt).
+    ///
+    /// # Errors
+    /// As the sync call.
+    async fn async_retrieve_array_subset_vec_opt<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+        options: &CodecOptions,
+    ) -> Result<Vec<T>, ArrayError>;
+
+    /// Async [`retrieve_array_subset_into_slice`](super::ArrayReadExt::retrieve_array_subset_into_slice).
+    ///
+    /// # Errors
+    /// As the sync call.
+    async fn async_retrieve_array_subset_into_slice<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+        out: &mut [T],
+    ) -> Result<(), ArrayError> {
+        self.async_retrieve_array_subset_into_slice_opt(subset, out, &CodecOptions::default())
+            .await
+    }
+
+    /// Async [`retrieve_array_subset_into_slice_opt`](super::ArrayReadExt::retrieve_array_subset_into_slice_opt).
+    ///
+    /// # Errors
+    /// As the sync call.
+    async fn async_retrieve_array_subset_into_slice_opt<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+        out: &mut [T],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError>;
+}
+
+impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Array<S> {
+    async fn async_retrieve_array_subset_vec_opt<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+        options: &CodecOptions,
+    ) -> Result<Vec<T>, ArrayError> {
+        let len = checked_output_len::<T>("async_retrieve_array_subset_vec", self, subset)?;
+        let mut out = output::zeroed_output::<T>(len);
+        self.async_retrieve_array_subset_into_slice_opt(subset, &mut out, options)
+            .await?;
+        Ok(out)
+    }
+
+    async fn async_retrieve_array_subset_into_slice_opt<T: Element + Pod + Send + Sync>(
+        &self,
+        subset: &dyn ArraySubsetTraits,
+        out: &mut [T],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError> {
+        check_output::<T>(
+            "async_retrieve_array_subset_into_slice",
+            self,
+            subset,
+            out.len(),
+        )?;
+        let shape = subset.shape().to_vec();
+        let mut view = whole_view(out, &shape)?;
+        self.async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+            .await
+    }
+}

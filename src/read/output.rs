@@ -1,0 +1,120 @@
+//! Output buffers for whole reads: zeroed by the allocator (no write pass)
+//! and, when large, advised for transparent huge pages.
+//!
+//! A fresh 256 MiB output is touched for the first time by the decode, and
+//! with 4 KiB pages that is 65,536 page faults, most of a warm read's time
+//! on Linux. Linux backs a range with 2 MiB pages on first touch when it is
+//! advised `MADV_HUGEPAGE` and THP is `madvise` or `always`, which is how
+//! numpy's allocations avoid the same cost (it advises every array of 4 MiB
+//! or more). Elsewhere the advice is skipped.
+
+use bytemuck::Pod;
+
+/// Outputs of at least this many bytes are advised for huge pages. A huge
+/// page is 2 MiB on x86-64 and aarch64; below about twice that, the
+/// page-aligned part holds at most one whole huge page.
+pub(crate) const HUGE_PAGE_ADVICE_MIN_BYTES: usize = 4 << 20;
+
+/// A zeroed `Vec<T>` of `len` elements, advised for huge pages when large.
+///
+/// The memory comes from `alloc_zeroed` (`calloc`), which for large sizes
+/// maps fresh zero pages without writing them, so the decode that fills the
+/// vector is the first to touch it and the advice still applies.
+pub(crate) fn zeroed_output<T: Pod>(len: usize) -> Vec<T> {
+    let mut v = bytemuck::zeroed_vec::<T>(len);
+    advise_huge_pages(bytemuck::cast_slice_mut(v.as_mut_slice()));
+    v
+}
+
+/// Advise the page-aligned part of `bytes` for transparent huge pages.
+///
+/// Returns whether advice was given (false for small buffers, on other
+/// systems, under Miri, or if the kernel refused it). The advice never
+/// changes the contents of the memory, only how it is backed.
+pub(crate) fn advise_huge_pages(bytes: &mut [u8]) -> bool {
+    if bytes.len() < HUGE_PAGE_ADVICE_MIN_BYTES {
+        return false;
+    }
+    advise_huge_pages_impl(bytes)
+}
+
+#[cfg(all(target_os = "linux", not(miri)))]
+fn advise_huge_pages_impl(bytes: &mut [u8]) -> bool {
+    // `madvise` needs a page-aligned start; the part before the first page
+    // boundary keeps normal pages.
+    // SAFETY: `sysconf` has no preconditions.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as usize,
+        _ => return false,
+    };
+    let start = bytes.as_mut_ptr() as usize;
+    let aligned = start.next_multiple_of(page);
+    let end = start + bytes.len();
+    if aligned >= end {
+        return false;
+    }
+    // SAFETY: [aligned, end) lies inside `bytes`, memory this process owns
+    // and that the `&mut` borrow keeps alive for the call. MADV_HUGEPAGE
+    // only changes how the kernel may back the range (it neither frees nor
+    // changes contents, unlike MADV_DONTNEED), so every byte reads the same
+    // afterwards; a partial page at the end is covered by madvise's rounding
+    // of the length, and that page belongs to this mapping because `end` is
+    // inside it.
+    let rc = unsafe {
+        libc::madvise(
+            aligned as *mut libc::c_void,
+            end - aligned,
+            libc::MADV_HUGEPAGE,
+        )
+    };
+    rc == 0
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn advise_huge_pages_impl(_bytes: &mut [u8]) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_outputs_are_not_advised() {
+        let mut v = vec![0u8; HUGE_PAGE_ADVICE_MIN_BYTES - 1];
+        assert!(!advise_huge_pages(&mut v));
+    }
+
+    #[test]
+    fn zeroed_output_is_zero_and_sized() {
+        for len in [0usize, 1, 7, (HUGE_PAGE_ADVICE_MIN_BYTES / 8) + 3] {
+            let v = zeroed_output::<f64>(len);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().all(|x| x.to_bits() == 0));
+        }
+    }
+
+    /// The advice keeps the contents: write a pattern, advise, read it back.
+    #[test]
+    fn advice_keeps_contents() {
+        let len = HUGE_PAGE_ADVICE_MIN_BYTES * 2 + 12_345;
+        let mut v: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let advised = advise_huge_pages(&mut v);
+        if cfg!(all(target_os = "linux", not(miri))) {
+            // The kernel accepts MADV_HUGEPAGE on private anonymous memory
+            // whenever it was built with THP, as Linux distributions are.
+            let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+            assert_eq!(advised, thp.exists(), "madvise result vs THP support");
+        }
+        assert!(v.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+    }
+
+    /// An unaligned start is rounded up to a page inside the buffer.
+    #[test]
+    fn unaligned_start_is_advised_inside_the_buffer() {
+        let mut v = vec![1u8; HUGE_PAGE_ADVICE_MIN_BYTES + 4096 * 3];
+        let slice = &mut v[1..];
+        advise_huge_pages(slice);
+        assert!(v.iter().all(|&b| b == 1));
+    }
+}

@@ -2,14 +2,17 @@
 //!
 //! `scale_offset` and `cast_value` map each element on its own, so decoding a
 //! subset of a chunk only needs that subset of the encoded chunk: the request
-//! is passed down unchanged and only the returned elements are decoded.
+//! is passed down and only the returned elements are decoded. A window that
+//! cuts the chunk's rows is first widened to whole rows (see [`super::slab`]),
+//! so the store is asked for one range instead of one per row, and the
+//! window's elements are picked out before they are decoded.
 
 use std::sync::Arc;
 
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::AsyncArrayPartialDecoderTraits;
 use zarrs::array::codec::api::{ArrayBytes, ArrayPartialDecoderTraits, CodecError, CodecOptions};
-use zarrs::array::{DataType, FillValue, Indexer};
+use zarrs::array::{ArraySubset, DataType, FillValue, Indexer};
 use zarrs::storage::StorageError;
 
 /// The decode step of an elementwise codec.
@@ -40,17 +43,55 @@ pub(crate) struct ElementwisePartialDecoder<C, T: ?Sized> {
     codec: Arc<C>,
     input_handle: Arc<T>,
     decoded_data_type: DataType,
+    /// The chunk's shape, which the widened reads are laid out in.
+    chunk_shape: Vec<u64>,
 }
 
 impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
-    /// Wrap `input_handle`, which yields encoded elements.
-    pub(crate) fn new(codec: Arc<C>, input_handle: Arc<T>, decoded_data_type: DataType) -> Self {
+    /// Wrap `input_handle`, which yields encoded elements of a chunk of `chunk_shape`.
+    pub(crate) fn new(
+        codec: Arc<C>,
+        input_handle: Arc<T>,
+        decoded_data_type: DataType,
+        chunk_shape: Vec<u64>,
+    ) -> Self {
         Self {
             codec,
             input_handle,
             decoded_data_type,
+            chunk_shape,
         }
     }
+
+    /// The slab to read for `indexer`, with `indexer` relative to it, if
+    /// widening pays (see [`super::slab`]).
+    fn widened(
+        &self,
+        indexer: &dyn Indexer,
+        encoded_data_type: &DataType,
+        supports_partial_decode: bool,
+    ) -> Option<(ArraySubset, ArraySubset)> {
+        // An input that decodes whole chunks anyway gains nothing.
+        if !supports_partial_decode {
+            return None;
+        }
+        let size = encoded_data_type.fixed_size()?;
+        let slab = super::slab::slab(indexer, &self.chunk_shape, size)?;
+        let relative = indexer.as_array_subset()?.relative_to(slab.start()).ok()?;
+        Some((slab, relative))
+    }
+}
+
+/// The elements of `relative` out of `slab_bytes`, decoded from a slab of `slab_shape`.
+fn pick<'a>(
+    slab_bytes: &ArrayBytes<'_>,
+    relative: &ArraySubset,
+    slab_shape: &[u64],
+    encoded_data_type: &DataType,
+) -> Result<ArrayBytes<'a>, CodecError> {
+    Ok(slab_bytes
+        .extract_array_subset(relative, slab_shape, encoded_data_type)?
+        .into_owned())
 }
 
 impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
@@ -58,6 +99,7 @@ impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
     pub(crate) fn checked(
         codec: Arc<C>,
         input_handle: Arc<T>,
+        chunk_shape: &[std::num::NonZeroU64],
         decoded_data_type: &DataType,
         fill_value: &FillValue,
     ) -> Result<Arc<Self>, CodecError> {
@@ -66,6 +108,7 @@ impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
             codec,
             input_handle,
             decoded_data_type.clone(),
+            chunk_shape.iter().map(|n| n.get()).collect(),
         )))
     }
 }
@@ -90,7 +133,15 @@ impl<C: ElementwiseDecode> ArrayPartialDecoderTraits
         indexer: &dyn Indexer,
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'_>, CodecError> {
-        let encoded = self.input_handle.partial_decode(indexer, options)?;
+        let input = &self.input_handle;
+        let encoded_type = input.data_type();
+        let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {
+            Some((slab, relative)) => {
+                let slab_bytes = input.partial_decode(&slab, options)?;
+                pick(&slab_bytes, &relative, slab.shape(), encoded_type)?
+            }
+            None => input.partial_decode(indexer, options)?,
+        };
         self.codec
             .decode_elements(encoded, &self.decoded_data_type, options)
     }
@@ -122,7 +173,15 @@ impl<C: ElementwiseDecode> AsyncArrayPartialDecoderTraits
         indexer: &dyn Indexer,
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
-        let encoded = self.input_handle.partial_decode(indexer, options).await?;
+        let input = &self.input_handle;
+        let encoded_type = input.data_type();
+        let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {
+            Some((slab, relative)) => {
+                let slab_bytes = input.partial_decode(&slab, options).await?;
+                pick(&slab_bytes, &relative, slab.shape(), encoded_type)?
+            }
+            None => input.partial_decode(indexer, options).await?,
+        };
         self.codec
             .decode_elements(encoded, &self.decoded_data_type, options)
     }

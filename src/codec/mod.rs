@@ -10,6 +10,7 @@ mod elementwise_partial_decoder;
 pub mod packbits;
 mod parallel;
 pub mod scale_offset;
+mod slab;
 pub mod transpose;
 pub mod vlen;
 

@@ -350,7 +350,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
     fn partial_decoder(
         self: Arc<Self>,
         input_handle: Arc<dyn ArrayPartialDecoderTraits>,
-        _shape: &[NonZeroU64],
+        shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
         _options: &CodecOptions,
@@ -358,6 +358,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
+            shape,
             data_type,
             fill_value,
         )?)
@@ -367,7 +368,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
     async fn async_partial_decoder(
         self: Arc<Self>,
         input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
-        _shape: &[NonZeroU64],
+        shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
         _options: &CodecOptions,
@@ -375,6 +376,7 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
         Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
+            shape,
             data_type,
             fill_value,
         )?)

@@ -406,3 +406,110 @@ fn overflowing_chunk_shape_is_an_error() {
         assert!(error.starts_with("cast_value: chunk shape"), "{error}");
     }
 }
+
+/// A chunk's bytes that count the byte ranges asked of them.
+struct CountingBytes {
+    bytes: Vec<u8>,
+    ranges: std::sync::Mutex<Vec<zarrs::storage::byte_range::ByteRange>>,
+}
+
+impl zarrs::array::codec::api::BytesPartialDecoderTraits for CountingBytes {
+    fn exists(&self) -> Result<bool, zarrs::storage::StorageError> {
+        Ok(true)
+    }
+
+    fn size_held(&self) -> usize {
+        0
+    }
+
+    fn partial_decode_many(
+        &self,
+        decoded_regions: zarrs::storage::byte_range::ByteRangeIterator,
+        _options: &CodecOptions,
+    ) -> Result<Option<Vec<zarrs::array::ArrayBytesRaw<'_>>>, zarrs::array::codec::api::CodecError>
+    {
+        let mut out = Vec::new();
+        for range in decoded_regions {
+            self.ranges.lock().unwrap().push(range);
+            let r = range.to_range_usize(self.bytes.len() as u64);
+            out.push(self.bytes[r].to_vec().into());
+        }
+        Ok(Some(out))
+    }
+
+    fn supports_partial_decode(&self) -> bool {
+        true
+    }
+}
+
+/// A window that cuts the rows of a 64 x 64 uint8 chunk is read as one
+/// range of whole rows (not one per row), and decodes to the window's
+/// values: element (y, x) was written as (y * 64 + x) % 251.
+#[test]
+fn partial_decode_of_a_window_reads_one_range() {
+    let codec = create(json!({ "data_type": "uint8" })).unwrap();
+    let (dt, fv) = (data_type::float64(), FillValue::from(0f64));
+    let chunk: Vec<NonZeroU64> = vec![NonZeroU64::new(64).unwrap(); 2];
+    let source = Arc::new(CountingBytes {
+        bytes: (0..64 * 64).map(|i| (i % 251) as u8).collect(),
+        ranges: std::sync::Mutex::new(Vec::new()),
+    });
+    let input = Arc::new(BytesCodec::default())
+        .partial_decoder(
+            source.clone(),
+            &chunk,
+            &data_type::uint8(),
+            &FillValue::from(0u8),
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    let partial = codec
+        .clone()
+        .partial_decoder(input, &chunk, &dt, &fv, &CodecOptions::default())
+        .unwrap();
+    let window = ArraySubset::new_with_ranges(&[10..30, 5..17]);
+    let decoded = partial
+        .partial_decode(&window, &CodecOptions::default())
+        .unwrap()
+        .into_fixed()
+        .unwrap();
+    let got: Vec<f64> = decoded
+        .chunks_exact(8)
+        .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    let want: Vec<f64> = (10..30u32)
+        .flat_map(|y| (5..17u32).map(move |x| f64::from((y * 64 + x) % 251)))
+        .collect();
+    assert_eq!(got, want);
+    let ranges = source.ranges.lock().unwrap().clone();
+    assert_eq!(ranges.len(), 1, "{ranges:?}");
+    assert_eq!(ranges[0].to_range(64 * 64), 10 * 64..30 * 64);
+
+    // A thin column of a large chunk still reads only its own bytes: one
+    // range per row (a whole-row slab would be 16 MiB for 4 KiB).
+    let big: Vec<NonZeroU64> = vec![NonZeroU64::new(4096).unwrap(); 2];
+    let source = Arc::new(CountingBytes {
+        bytes: vec![7u8; 4096 * 4096],
+        ranges: std::sync::Mutex::new(Vec::new()),
+    });
+    let input = Arc::new(BytesCodec::default())
+        .partial_decoder(
+            source.clone(),
+            &big,
+            &data_type::uint8(),
+            &FillValue::from(0u8),
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    let partial = codec
+        .partial_decoder(input, &big, &dt, &fv, &CodecOptions::default())
+        .unwrap();
+    let column = ArraySubset::new_with_ranges(&[0..4096, 9..10]);
+    let decoded = partial
+        .partial_decode(&column, &CodecOptions::default())
+        .unwrap()
+        .into_fixed()
+        .unwrap();
+    assert_eq!(decoded.len(), 4096 * 8);
+    assert_eq!(source.ranges.lock().unwrap().len(), 4096);
+}

@@ -356,7 +356,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
     fn partial_decoder(
         self: Arc<Self>,
         input_handle: Arc<dyn ArrayPartialDecoderTraits>,
-        _shape: &[NonZeroU64],
+        shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
         _options: &CodecOptions,
@@ -364,6 +364,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
+            shape,
             data_type,
             fill_value,
         )?)
@@ -373,7 +374,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
     async fn async_partial_decoder(
         self: Arc<Self>,
         input_handle: Arc<dyn AsyncArrayPartialDecoderTraits>,
-        _shape: &[NonZeroU64],
+        shape: &[NonZeroU64],
         data_type: &DataType,
         fill_value: &FillValue,
         _options: &CodecOptions,
@@ -381,6 +382,7 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         Ok(ElementwisePartialDecoder::checked(
             self,
             input_handle,
+            shape,
             data_type,
             fill_value,
         )?)

@@ -12,6 +12,7 @@ mod parallel;
 pub mod scale_offset;
 pub mod transpose;
 pub mod vlen;
+pub mod vlen_v2;
 
 pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwisePartialDecoder};
 
@@ -45,15 +46,15 @@ pub(crate) fn reject_unknown_keys(
     for (key, value) in configuration.iter() {
         if !allowed.contains(&key.as_str()) {
             let expected = allowed.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>();
-            return Err(config_error(
-                codec,
-                key,
-                value,
+            let reason = if expected.is_empty() {
+                "unknown configuration key (the codec takes no configuration)".to_string()
+            } else {
                 format!(
                     "unknown configuration key (expected {})",
                     expected.join(", ")
-                ),
-            ));
+                )
+            };
+            return Err(config_error(codec, key, value, reason));
         }
     }
     Ok(())

@@ -103,18 +103,8 @@ impl<T: ?Sized> VlenPartialDecoder<T> {
         )?)
     }
 
-    /// The runs `(first element, count)` of the request, in output order.
     fn runs(&self, indexer: &dyn Indexer) -> Result<Vec<(usize, usize)>, CodecError> {
-        let shape: Vec<u64> = self.shape.iter().map(|d| d.get()).collect();
-        indexer
-            .iter_contiguous_linearised_indices(&shape)?
-            .map(|(start, count)| {
-                Ok((
-                    usize::try_from(start).map_err(|_| too_large())?,
-                    usize::try_from(count).map_err(|_| too_large())?,
-                ))
-            })
-            .collect()
+        request_runs(VLEN, &self.shape, indexer)
     }
 
     /// The first read: the length field and, if the index has a fixed size,
@@ -250,7 +240,7 @@ impl<T: ?Sized> VlenPartialDecoder<T> {
             .codec
             .decode_chunk(chunk, &self.shape, &self.data_type, options)?;
         // `count - 1` elements: `index_count` checked it fits in `usize`.
-        extract(decoded, runs, (self.count.get() - 1) as usize)
+        extract_runs(VLEN, decoded, runs, (self.count.get() - 1) as usize)
     }
 }
 
@@ -287,8 +277,30 @@ fn finish(data: Vec<u8>, offsets: Vec<usize>) -> Result<ArrayBytes<'static>, Cod
     ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{VLEN}: {e}")))
 }
 
-/// The requested elements of a whole decoded chunk.
-fn extract<'a>(
+/// The runs `(first element, count)` of a request for a chunk of `shape`,
+/// in output order.
+pub(crate) fn request_runs(
+    codec: &str,
+    shape: &[NonZeroU64],
+    indexer: &dyn Indexer,
+) -> Result<Vec<(usize, usize)>, CodecError> {
+    let shape: Vec<u64> = shape.iter().map(|d| d.get()).collect();
+    let too_large = || CodecError::Other(format!("{codec}: element index exceeds usize::MAX"));
+    indexer
+        .iter_contiguous_linearised_indices(&shape)?
+        .map(|(start, count)| {
+            Ok((
+                usize::try_from(start).map_err(|_| too_large())?,
+                usize::try_from(count).map_err(|_| too_large())?,
+            ))
+        })
+        .collect()
+}
+
+/// The requested elements (`runs` from [`request_runs`]) of a whole decoded
+/// chunk of `num_elements`.
+pub(crate) fn extract_runs<'a>(
+    codec: &str,
     decoded: ArrayBytes<'a>,
     runs: &[(usize, usize)],
     num_elements: usize,
@@ -297,12 +309,10 @@ fn extract<'a>(
         return Ok(decoded);
     }
     let (data, offsets) = decoded.into_variable()?.into_parts();
-    let (data, offsets) = kernel::gather_runs(&data, &offsets, runs).map_err(layout_error)?;
-    finish(data, offsets)
-}
-
-fn too_large() -> CodecError {
-    CodecError::Other(format!("{VLEN}: element index exceeds usize::MAX"))
+    let (data, offsets) = kernel::gather_runs(&data, &offsets, runs)
+        .map_err(|e| CodecError::Other(format!("{codec}: {e}")))?;
+    let offsets = ArrayBytesOffsets::new(offsets)?;
+    ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{codec}: {e}")))
 }
 
 /// The reads of the element bytes, shifted past the length field and index.

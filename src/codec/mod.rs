@@ -139,6 +139,16 @@ pub(crate) fn check_chunk_len(
     Ok(())
 }
 
+/// Name the codec and the part of the chunk in the error of a partial
+/// read: zarrs' stores report a byte range beyond a short chunk without
+/// saying whose read it was.
+pub(crate) fn read_error(
+    codec: &'static str,
+    what: impl Display,
+) -> impl Fn(CodecError) -> CodecError {
+    move |e| CodecError::Other(format!("{codec}: reading {what} of the chunk: {e}"))
+}
+
 /// A codec installed over a zarrs built-in of the same name by
 /// [`register_overrides`](crate::register_overrides), never through
 /// `inventory` (two `inventory` plugins for one name race).

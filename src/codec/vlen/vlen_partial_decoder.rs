@@ -40,7 +40,13 @@ use zarrs::storage::byte_range::ByteRange;
 use super::VLEN;
 use super::VlenCodec;
 use super::vlen_codec::{check_data_type, index_count, layout_error};
+use crate::codec::read_error;
 use crate::kernels::vlen::{self as kernel, INDEX_LEN_SIZE, VlenError};
+
+/// What each read of a partial decode is for, in its errors.
+const HEADER: &str = "the index length field and index";
+const LAST: &str = "the byte at the last offset";
+const ELEMENTS: &str = "the bytes of the requested elements";
 
 /// Partial decoder of a `zarrs.vlen` chunk read through `T`.
 pub(super) struct VlenPartialDecoder<T: ?Sized> {
@@ -353,13 +359,19 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
         let index = match self.index.get() {
             Some(index) => index.clone(),
             None => {
-                let Some(header) = input.partial_decode(self.header_range(), options)? else {
+                let Some(header) = input
+                    .partial_decode(self.header_range(), options)
+                    .map_err(read_error(VLEN, HEADER))?
+                else {
                     return self.fill(indexer);
                 };
                 let Header { encoded_len, index } = self.parse_header(header)?;
                 let index = match index {
                     Some(index) => index,
-                    None => match input.partial_decode(Self::index_range(encoded_len), options)? {
+                    None => match input
+                        .partial_decode(Self::index_range(encoded_len), options)
+                        .map_err(read_error(VLEN, "the index"))?
+                    {
                         Some(index) => index,
                         None => return self.fill(indexer),
                     },
@@ -367,7 +379,9 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
                 let index = self.decode_index(encoded_len, index, options)?;
                 let probe = match Self::probe_range(&index)? {
                     None => None,
-                    Some(range) => match input.partial_decode(range, options)? {
+                    Some(range) => match input.partial_decode(range, options).map_err(
+                        read_error(VLEN, format!("{LAST} ({})", index.offsets.last())),
+                    )? {
                         Some(probe) => Some(probe),
                         None => return self.fill(indexer),
                     },
@@ -380,7 +394,10 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
             Vec::new()
         } else {
             let reads = data_ranges(&ranges, index.encoded_len);
-            match input.partial_decode_many(Box::new(reads.into_iter()), options)? {
+            match input
+                .partial_decode_many(Box::new(reads.into_iter()), options)
+                .map_err(read_error(VLEN, ELEMENTS))?
+            {
                 Some(parts) => parts,
                 None => return self.fill(indexer),
             }
@@ -421,34 +438,45 @@ impl AsyncArrayPartialDecoderTraits for VlenPartialDecoder<dyn AsyncBytesPartial
                 None => self.fill(indexer),
             };
         }
-        let index = match self.index.get() {
-            Some(index) => index.clone(),
-            None => {
-                let Some(header) = input.partial_decode(self.header_range(), options).await? else {
-                    return self.fill(indexer);
-                };
-                let Header { encoded_len, index } = self.parse_header(header)?;
-                let index = match index {
-                    Some(index) => index,
-                    None => match input
-                        .partial_decode(Self::index_range(encoded_len), options)
-                        .await?
-                    {
+        let index =
+            match self.index.get() {
+                Some(index) => index.clone(),
+                None => {
+                    let Some(header) = input
+                        .partial_decode(self.header_range(), options)
+                        .await
+                        .map_err(read_error(VLEN, HEADER))?
+                    else {
+                        return self.fill(indexer);
+                    };
+                    let Header { encoded_len, index } = self.parse_header(header)?;
+                    let index = match index {
                         Some(index) => index,
-                        None => return self.fill(indexer),
-                    },
-                };
-                let index = self.decode_index(encoded_len, index, options)?;
-                let probe = match Self::probe_range(&index)? {
-                    None => None,
-                    Some(range) => match input.partial_decode(range, options).await? {
-                        Some(probe) => Some(probe),
-                        None => return self.fill(indexer),
-                    },
-                };
-                self.keep_index(index, probe.as_deref())?
-            }
-        };
+                        None => match input
+                            .partial_decode(Self::index_range(encoded_len), options)
+                            .await
+                            .map_err(read_error(VLEN, "the index"))?
+                        {
+                            Some(index) => index,
+                            None => return self.fill(indexer),
+                        },
+                    };
+                    let index = self.decode_index(encoded_len, index, options)?;
+                    let probe =
+                        match Self::probe_range(&index)? {
+                            None => None,
+                            Some(range) => {
+                                match input.partial_decode(range, options).await.map_err(
+                                    read_error(VLEN, format!("{LAST} ({})", index.offsets.last())),
+                                )? {
+                                    Some(probe) => Some(probe),
+                                    None => return self.fill(indexer),
+                                }
+                            }
+                        };
+                    self.keep_index(index, probe.as_deref())?
+                }
+            };
         let (ranges, out_offsets) = Self::plan(&index, &runs)?;
         let parts = if ranges.is_empty() {
             Vec::new()
@@ -456,7 +484,8 @@ impl AsyncArrayPartialDecoderTraits for VlenPartialDecoder<dyn AsyncBytesPartial
             let reads = data_ranges(&ranges, index.encoded_len);
             match input
                 .partial_decode_many(Box::new(reads.into_iter()), options)
-                .await?
+                .await
+                .map_err(read_error(VLEN, ELEMENTS))?
             {
                 Some(parts) => parts,
                 None => return self.fill(indexer),

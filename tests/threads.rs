@@ -170,7 +170,7 @@ where
         let shape = shape.clone();
         handles.push(std::thread::spawn(move || {
             barrier.wait();
-            for region in regions(&done.shape()).iter().cycle().skip(t).take(3) {
+            for region in regions(done.shape()).iter().cycle().skip(t).take(3) {
                 let read: Vec<T> = array.retrieve_array_subset(region).unwrap();
                 assert_eq!(read, subset_values(&shape, region, value), "{region:?}");
             }

@@ -23,21 +23,7 @@ use zarrs::plugin::ExtensionName;
 use zarrs::storage::store::MemoryStore;
 use zarrs_extension_codecs::codec::vlen_v2::{VlenV2Codec, VlenV2Kind};
 
-/// A small deterministic generator (xorshift64*), so that failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::{Rng, vlen};
 
 const CHARS: [char; 10] = ['a', 'Z', '0', ' ', 'é', 'ß', '日', '本', '😀', '\u{0}'];
 
@@ -52,16 +38,6 @@ fn random_string(rng: &mut Rng) -> String {
 fn random_bytes(rng: &mut Rng) -> Vec<u8> {
     let len = if rng.below(5) == 0 { 0 } else { rng.below(20) };
     (0..len).map(|_| rng.next() as u8).collect()
-}
-
-fn vlen(values: &[Vec<u8>]) -> ArrayBytes<'static> {
-    let mut offsets = vec![0];
-    let mut data = vec![];
-    for v in values {
-        data.extend_from_slice(v);
-        offsets.push(data.len());
-    }
-    ArrayBytes::new_vlen(data, ArrayBytesOffsets::new(offsets).unwrap()).unwrap()
 }
 
 fn shape(dims: &[u64]) -> Vec<NonZeroU64> {

@@ -114,29 +114,6 @@ fn fixtures_decode_to_the_written_values() {
     }
 }
 
-/// Every key under a store directory other than `zarr.json`, with its bytes.
-fn chunk_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = vec![];
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        for entry in std::fs::read_dir(&path).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().unwrap() != "zarr.json" {
-                let key = path
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                files.push((key, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// This crate's codecs, writing the same values with the fixture's metadata,
 /// write the same chunk files as zarr-python did. Not the sharded one:
 /// zarr-python orders the inner chunks in a shard otherwise than zarrs (whose
@@ -165,6 +142,10 @@ fn fixtures_are_rewritten_identically() {
             array.store_array_subset(&all, data).unwrap();
         }
         let dir = fixture_dir().join(format!("{name}.zarr"));
-        assert_eq!(common::store_contents(&store), chunk_files(&dir), "{name}");
+        assert_eq!(
+            common::store_contents(&store),
+            common::chunk_files(&dir),
+            "{name}"
+        );
     }
 }

@@ -356,3 +356,56 @@ fn corrupt_chunks_where_the_builtin_departs() {
         }
     }
 }
+
+/// Valid chunks with random damage (a byte changed, bytes cut off or
+/// appended): this crate's codecs never panic, and whatever they decode,
+/// zarrs' built-ins decode alike.
+#[test]
+fn damaged_chunks_never_panic_and_agree_when_accepted() {
+    let options = CodecOptions::default();
+    let mut rng = Rng(0xdead_beef);
+    let (mut accepted, mut refused) = (0, 0);
+    for case in cases() {
+        let (ours, builtin, dt, fill) = (case.ours(), &case.builtin, &case.data_type, &case.fill);
+        for _ in 0..1000 {
+            let n = 1 + rng.below(6);
+            let values: Vec<Vec<u8>> = (0..n).map(|_| case.random(&mut rng)).collect();
+            let shape = shape(&[n]);
+            let mut chunk = ours
+                .encode(vlen(&values), &shape, dt, fill, &options)
+                .unwrap()
+                .into_owned();
+            match rng.below(3) {
+                0 => {
+                    let at = rng.below(chunk.len() as u64) as usize;
+                    chunk[at] = rng.byte();
+                }
+                1 => chunk.truncate(rng.below(chunk.len() as u64) as usize),
+                _ => chunk.extend((0..1 + rng.below(4)).map(|_| rng.byte())),
+            }
+            let decoded = catch_unwind(AssertUnwindSafe(|| {
+                ours.decode(chunk.clone().into(), &shape, dt, fill, &options)
+            }))
+            .unwrap_or_else(|_| panic!("{:?} panicked on {chunk:?}", case.kind));
+            match decoded {
+                Ok(decoded) => {
+                    accepted += 1;
+                    let theirs = builtin
+                        .decode(chunk.clone().into(), &shape, dt, fill, &options)
+                        .unwrap();
+                    assert_eq!(decoded, theirs, "{:?} {chunk:?}", case.kind);
+                }
+                Err(e) => {
+                    refused += 1;
+                    assert!(e.to_string().starts_with(case.kind.name()), "{e}");
+                }
+            }
+        }
+    }
+    // Both outcomes happen (a changed byte inside an element keeps the
+    // chunk valid, for `vlen-bytes` at least).
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
+}

@@ -22,8 +22,10 @@
 //! | [`transpose`](codec::transpose) | array -> array | by [`register_overrides`] |
 //! | [`packbits`](codec::packbits) | array -> bytes | by [`register_overrides`] |
 //! | [`zarrs.vlen`](codec::vlen) | array -> bytes | by [`register_overrides`] |
+//! | [`vlen-utf8`](codec::vlen_v2) | array -> bytes | by [`register_overrides`] |
+//! | [`vlen-bytes`](codec::vlen_v2) | array -> bytes | by [`register_overrides`] |
 //!
-//! zarrs 0.23 has built-in codecs of the last four names; two `inventory`
+//! zarrs 0.23 has built-in codecs of the last six names; two `inventory`
 //! plugins for one name would race, so this crate's versions are installed
 //! only by [`register_overrides`], through zarrs' runtime registry.
 //!

@@ -1,5 +1,6 @@
-//! Installing this crate's `bytes`, `transpose`, `packbits` and `zarrs.vlen`
-//! over zarrs' built-in codecs of the same names.
+//! Installing this crate's `bytes`, `transpose`, `packbits`, `zarrs.vlen`,
+//! `vlen-utf8` and `vlen-bytes` over zarrs' built-in codecs of the same
+//! names.
 //!
 //! zarrs 0.23 registers codecs with these names itself. Registering a second
 //! `inventory` plugin for a name would leave the winner unspecified (it
@@ -13,26 +14,30 @@ use zarrs::array::codec::api::{
     CodecRuntimePluginV3, CodecRuntimeRegistryHandleV3, register_codec_v3,
 };
 
-use crate::codec::{Override, bytes, packbits, transpose, vlen};
+use crate::codec::{Override, bytes, packbits, transpose, vlen, vlen_v2};
 
 /// The overrides, in registration order.
-const OVERRIDES: [Override; 4] = [
+const OVERRIDES: [Override; 6] = [
     bytes::OVERRIDE,
     transpose::OVERRIDE,
     packbits::OVERRIDE,
     vlen::OVERRIDE,
+    vlen_v2::OVERRIDE_UTF8,
+    vlen_v2::OVERRIDE_BYTES,
 ];
 
 static HANDLES: OnceLock<Vec<CodecRuntimeRegistryHandleV3>> = OnceLock::new();
 
-/// Install this crate's `bytes`, `transpose`, `packbits` and `zarrs.vlen`
-/// codecs in place of zarrs' built-ins, for every array opened or created
-/// afterwards.
+/// Install this crate's `bytes`, `transpose`, `packbits`, `zarrs.vlen`,
+/// `vlen-utf8` and `vlen-bytes` codecs in place of zarrs' built-ins, for
+/// every array opened or created afterwards.
 ///
 /// Call it once, early (e.g. at the start of `main`), when you need what
 /// they add over the built-ins: reading `packbits` written with the original
 /// spelling (`"start_byte"` / `"end_byte"`), `transpose` with `"C"` / `"F"`,
-/// sub-byte types decoded as their specs say, or their speed. It is
+/// sub-byte types decoded as their specs say, corrupt `vlen-utf8` /
+/// `vlen-bytes` chunks (e.g. zarr-python's strings) refused with an error
+/// where zarrs' built-ins panic, or their speed. It is
 /// idempotent and safe to call from several threads: only the first call
 /// registers anything.
 ///

@@ -151,22 +151,10 @@ fn configs(case: &Case) -> Vec<Option<Endianness>> {
     configs
 }
 
-/// Deterministic pseudo-random bytes (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn byte(&mut self) -> u8 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
-    }
-}
-
 /// `num_elements` valid in-memory elements of `case`.
 fn valid_bytes(case: &Case, num_elements: usize, seed: u64) -> Vec<u8> {
     let size = case.data_type.fixed_size().unwrap();
-    let mut rng = Rng(seed | 1);
+    let mut rng = common::Rng(seed | 1);
     (0..num_elements * size)
         .map(|_| {
             let r = rng.byte();

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::vlen;
+
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
@@ -81,16 +83,6 @@ fn builtin(configuration: &serde_json::Value) -> BuiltinVlen {
     let configuration: BuiltinConfiguration =
         serde_json::from_value(configuration.clone()).unwrap();
     BuiltinVlen::new_with_configuration(&configuration).unwrap()
-}
-
-fn vlen(values: &[&[u8]]) -> ArrayBytes<'static> {
-    let mut offsets = vec![0];
-    let mut data = vec![];
-    for v in values {
-        data.extend_from_slice(v);
-        offsets.push(data.len());
-    }
-    ArrayBytes::new_vlen(data, ArrayBytesOffsets::new(offsets).unwrap()).unwrap()
 }
 
 /// Data sets: mixed lengths with empty and non-ASCII elements, all empty,

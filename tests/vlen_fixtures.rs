@@ -111,29 +111,6 @@ fn fixtures_decode_to_the_written_values() {
     }
 }
 
-/// Every key under a store directory other than `zarr.json`, with its bytes.
-fn chunk_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = vec![];
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        for entry in std::fs::read_dir(&path).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().unwrap() != "zarr.json" {
-                let key = path
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                files.push((key, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// This crate's codec, writing the same values with the fixture's metadata,
 /// writes the same chunks as zarrs' built-in did, and the same codec
 /// metadata (the older form is written in the current form, as zarrs does).
@@ -161,7 +138,7 @@ fn fixtures_are_rewritten_identically() {
         }
         let ours = common::store_contents(&store);
         let dir = fixture_dir().join(format!("{name}.zarr"));
-        assert_eq!(ours, chunk_files(&dir), "{name}");
+        assert_eq!(ours, common::chunk_files(&dir), "{name}");
 
         let zarr_json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("zarr.json")).unwrap()).unwrap();

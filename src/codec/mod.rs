@@ -13,6 +13,7 @@ pub mod scale_offset;
 mod slab;
 pub mod transpose;
 pub mod vlen;
+pub mod vlen_v2;
 
 pub(crate) use elementwise_partial_decoder::{ElementwiseDecode, ElementwisePartialDecoder};
 
@@ -46,15 +47,15 @@ pub(crate) fn reject_unknown_keys(
     for (key, value) in configuration.iter() {
         if !allowed.contains(&key.as_str()) {
             let expected = allowed.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>();
-            return Err(config_error(
-                codec,
-                key,
-                value,
+            let reason = if expected.is_empty() {
+                "unknown configuration key (the codec takes no configuration)".to_string()
+            } else {
                 format!(
                     "unknown configuration key (expected {})",
                     expected.join(", ")
-                ),
-            ));
+                )
+            };
+            return Err(config_error(codec, key, value, reason));
         }
     }
     Ok(())
@@ -137,6 +138,16 @@ pub(crate) fn check_chunk_len(
         )));
     }
     Ok(())
+}
+
+/// Name the codec and the part of the chunk in the error of a partial
+/// read: zarrs' stores report a byte range beyond a short chunk without
+/// saying whose read it was.
+pub(crate) fn read_error(
+    codec: &'static str,
+    what: impl Display,
+) -> impl Fn(CodecError) -> CodecError {
+    move |e| CodecError::Other(format!("{codec}: reading {what} of the chunk: {e}"))
 }
 
 /// A codec installed over a zarrs built-in of the same name by

@@ -32,12 +32,22 @@
 //! half of memcpy's speed that way (`docs/performance.md`); two cores move
 //! about twice the data.
 //!
-//! Parts run on rayon's global pool, on which zarrs runs its own parallel
-//! work, so a codec called from zarrs' threads nests into the same pool
-//! rather than starting more threads.
+//! # Where
+//!
+//! Parts run on a pool of this crate's own ([`parts_pool`], as many threads
+//! as rayon's global pool, started on first use), not on rayon's global
+//! pool. The caller may hold a lock while it decodes: zarrs' chunk caches
+//! (`ChunkCacheDecodedLruChunkLimit` and the others) hold a per-chunk lock
+//! while the chunk is decoded, and other readers wait for that lock, some of
+//! them on the global pool's workers (zarrs reads many chunks with
+//! `par_iter`). Parts handed to the global pool would then wait for workers
+//! that wait for the caller: a deadlock (`tests/threads.rs` met it with two
+//! cores and eight readers). The parts only run this crate's kernels, which
+//! never wait on anything, so the crate's pool always makes progress.
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
@@ -83,16 +93,37 @@ where
     if parts <= 1 || n == 0 {
         return f(0..n, out);
     }
+    let Some(pool) = parts_pool() else {
+        return f(0..n, out);
+    };
     let step = n.div_ceil(parts).next_multiple_of(PART_ALIGN);
-    let results: Vec<Result<(), E>> = out
-        .par_chunks_mut(step * size)
-        .enumerate()
-        .map(|(i, part)| {
-            let start = i * step;
-            f(start..start + part.len() / size, part)
-        })
-        .collect();
+    let results: Vec<Result<(), E>> = pool.install(|| {
+        out.par_chunks_mut(step * size)
+            .enumerate()
+            .map(|(i, part)| {
+                let start = i * step;
+                f(start..start + part.len() / size, part)
+            })
+            .collect()
+    });
     results.into_iter().collect()
+}
+
+/// The pool the parts run on (see the module doc), or `None` if it cannot be
+/// started (the chunk is then converted in one piece).
+fn parts_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            // Sized like the global pool (`RAYON_NUM_THREADS` included):
+            // `part_count` is only above 1 off every rayon pool, where this
+            // is the global pool's size.
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("zarrs_extension_codecs-parts-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// A new buffer of `len` bytes (elements of `size` bytes), written part by

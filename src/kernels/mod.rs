@@ -13,3 +13,4 @@ pub mod scale_offset;
 pub(crate) mod simd;
 pub mod transpose;
 pub mod vlen;
+pub mod vlen_v2;

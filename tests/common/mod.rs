@@ -161,3 +161,60 @@ pub fn c_order() -> zarrs::array::codec::api::CodecSpecificOptions {
         ShardingCodecOptions::default().with_subchunk_write_order(SubchunkWriteOrder::C),
     )
 }
+
+/// Deterministic pseudo-random numbers (xorshift64*), so that failures replay.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn byte(&mut self) -> u8 {
+        (self.next() >> 56) as u8
+    }
+
+    /// A number below `n` (> 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Variable-length array bytes holding `values`.
+pub fn vlen<T: AsRef<[u8]>>(values: &[T]) -> zarrs::array::codec::api::ArrayBytes<'static> {
+    use zarrs::array::codec::api::{ArrayBytes, ArrayBytesOffsets};
+    let mut offsets = vec![0];
+    let mut data = vec![];
+    for v in values {
+        data.extend_from_slice(v.as_ref());
+        offsets.push(data.len());
+    }
+    ArrayBytes::new_vlen(data, ArrayBytesOffsets::new(offsets).unwrap()).unwrap()
+}
+
+/// Every key under a store directory other than `zarr.json`, with its bytes,
+/// sorted (as [`store_contents`] lists a memory store).
+pub fn chunk_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().unwrap() != "zarr.json" {
+                let key = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                files.push((key, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}

@@ -9,6 +9,7 @@ use zarrs::array::data_type as dt;
 use zarrs::array::{DataType, Endianness};
 
 use super::BYTES;
+use crate::codec::data_type_name;
 use crate::kernels::bytes::{
     ElementLayout, LowBits, canonicalize_cow, first_invalid_bool, swap_cow,
 };
@@ -115,11 +116,23 @@ impl Plan {
         data_type: &DataType,
         endian: Option<Endianness>,
     ) -> Result<Self, CodecError> {
-        let unsupported = || CodecError::UnsupportedDataType(data_type.clone(), BYTES.to_string());
+        let refuse = |reason: &str| {
+            CodecError::Other(format!(
+                "{BYTES}: data type {} is not supported: {reason}",
+                data_type_name(data_type)
+            ))
+        };
+        let unsupported = || refuse("it declares no `bytes` encoding");
         if data_type.is_optional() {
-            return Err(unsupported());
+            return Err(refuse(
+                "it is optional (wrap this codec in the `optional` codec)",
+            ));
         }
-        let size = data_type.fixed_size().ok_or_else(unsupported)?;
+        let size = data_type.fixed_size().ok_or_else(|| {
+            refuse(
+                "its elements have variable length (use `vlen-utf8`, `vlen-bytes` or `zarrs.vlen`)",
+            )
+        })?;
         let step = match known_layout(data_type) {
             Some(ElementLayout::Verbatim) => Step::Identity,
             Some(ElementLayout::Bool) => Step::Bool,

@@ -24,6 +24,7 @@ use zarrs::storage::byte_range::ByteRange;
 
 use super::BYTES;
 use super::bytes_layout::{Direction, Plan};
+use crate::codec::read_error;
 
 /// Partial decoder of the `bytes` codec over an input handle `T`.
 pub(super) struct BytesPartialDecoder<T: ?Sized> {
@@ -145,7 +146,8 @@ impl ArrayPartialDecoderTraits for BytesPartialDecoder<dyn BytesPartialDecoderTr
         let ranges = self.byte_ranges(indexer)?;
         let parts = self
             .input_handle
-            .partial_decode_many(Box::new(request(&ranges)), options)?;
+            .partial_decode_many(Box::new(request(&ranges)), options)
+            .map_err(read_error(BYTES, "the bytes of the requested elements"))?;
         self.decode_parts(indexer, &ranges, parts)
     }
 
@@ -178,7 +180,8 @@ impl AsyncArrayPartialDecoderTraits for BytesPartialDecoder<dyn AsyncBytesPartia
         let parts = self
             .input_handle
             .partial_decode_many(Box::new(request(&ranges)), options)
-            .await?;
+            .await
+            .map_err(read_error(BYTES, "the bytes of the requested elements"))?;
         self.decode_parts(indexer, &ranges, parts)
     }
 

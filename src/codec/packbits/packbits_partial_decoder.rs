@@ -27,6 +27,7 @@ use zarrs::storage::byte_range::ByteRange;
 
 use super::PACKBITS;
 use super::packbits_codec::ChunkPlan;
+use crate::codec::read_error;
 use crate::kernels::packbits::unpack;
 
 /// Partial decoder of the `packbits` codec over an input handle `T`.
@@ -230,7 +231,8 @@ impl ArrayPartialDecoderTraits for PackBitsPartialDecoder<dyn BytesPartialDecode
         }
         let parts = self
             .input_handle
-            .partial_decode_many(Box::new(self.requests(&runs)), options)?;
+            .partial_decode_many(Box::new(self.requests(&runs)), options)
+            .map_err(read_error(PACKBITS, "the bytes of the requested elements"))?;
         self.decode_parts(indexer, &runs, parts)
     }
 
@@ -267,7 +269,8 @@ impl AsyncArrayPartialDecoderTraits for PackBitsPartialDecoder<dyn AsyncBytesPar
         let parts = self
             .input_handle
             .partial_decode_many(Box::new(self.requests(&runs)), options)
-            .await?;
+            .await
+            .map_err(read_error(PACKBITS, "the bytes of the requested elements"))?;
         self.decode_parts(indexer, &runs, parts)
     }
 

@@ -25,7 +25,9 @@
 //!   no scalar of any type, or an unknown configuration key, is refused when
 //!   the codec is created; a value that does not fit the array's data type
 //!   (e.g. `"offset": 256` for `uint8`) when the codec meets it, at the latest
-//!   when the fill value is encoded. A scale of zero is refused.
+//!   when the fill value is encoded. A scale of zero, and a NaN or infinite
+//!   `offset` or `scale` (every value would encode to NaN or infinity, which
+//!   decoding cannot invert), are refused at the same point.
 //! - Integers use exact arithmetic: an intermediate or final value outside the
 //!   type's range, or a decode where `x` is not a multiple of `scale`, is an
 //!   error naming the element and the failing step.

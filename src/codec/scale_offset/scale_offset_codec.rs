@@ -107,6 +107,23 @@ impl ScaleOffsetCodec {
         {
             return Err(field_error("scale", json, "the scale must not be zero"));
         }
+        // A NaN or infinite `offset` or `scale` maps every value to NaN or
+        // infinity, which decoding cannot invert (the specification defines
+        // decoding as the inverse of encoding).
+        for (field, json, bytes) in [
+            ("offset", self.offset(), &offset),
+            ("scale", self.scale(), &scale),
+        ] {
+            if let Some(json) = json
+                && matches!(data_type.read_value(bytes), Value::Float(v) if !v.is_finite())
+            {
+                return Err(field_error(
+                    field,
+                    json,
+                    "must be finite (decoding cannot invert a NaN or infinite parameter)",
+                ));
+            }
+        }
         Ok(Params {
             data_type,
             offset,

@@ -93,7 +93,7 @@
 
 mod vlen_codec;
 mod vlen_configuration;
-mod vlen_partial_decoder;
+pub(crate) mod vlen_partial_decoder;
 
 use std::sync::Arc;
 

@@ -40,7 +40,13 @@ use zarrs::storage::byte_range::ByteRange;
 use super::VLEN;
 use super::VlenCodec;
 use super::vlen_codec::{check_data_type, index_count, layout_error};
+use crate::codec::read_error;
 use crate::kernels::vlen::{self as kernel, INDEX_LEN_SIZE, VlenError};
+
+/// What each read of a partial decode is for, in its errors.
+const HEADER: &str = "the index length field and index";
+const LAST: &str = "the byte at the last offset";
+const ELEMENTS: &str = "the bytes of the requested elements";
 
 /// Partial decoder of a `zarrs.vlen` chunk read through `T`.
 pub(super) struct VlenPartialDecoder<T: ?Sized> {
@@ -103,18 +109,8 @@ impl<T: ?Sized> VlenPartialDecoder<T> {
         )?)
     }
 
-    /// The runs `(first element, count)` of the request, in output order.
     fn runs(&self, indexer: &dyn Indexer) -> Result<Vec<(usize, usize)>, CodecError> {
-        let shape: Vec<u64> = self.shape.iter().map(|d| d.get()).collect();
-        indexer
-            .iter_contiguous_linearised_indices(&shape)?
-            .map(|(start, count)| {
-                Ok((
-                    usize::try_from(start).map_err(|_| too_large())?,
-                    usize::try_from(count).map_err(|_| too_large())?,
-                ))
-            })
-            .collect()
+        request_runs(VLEN, &self.shape, indexer)
     }
 
     /// The first read: the length field and, if the index has a fixed size,
@@ -250,7 +246,7 @@ impl<T: ?Sized> VlenPartialDecoder<T> {
             .codec
             .decode_chunk(chunk, &self.shape, &self.data_type, options)?;
         // `count - 1` elements: `index_count` checked it fits in `usize`.
-        extract(decoded, runs, (self.count.get() - 1) as usize)
+        extract_runs(VLEN, decoded, runs, (self.count.get() - 1) as usize)
     }
 }
 
@@ -287,8 +283,30 @@ fn finish(data: Vec<u8>, offsets: Vec<usize>) -> Result<ArrayBytes<'static>, Cod
     ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{VLEN}: {e}")))
 }
 
-/// The requested elements of a whole decoded chunk.
-fn extract<'a>(
+/// The runs `(first element, count)` of a request for a chunk of `shape`,
+/// in output order.
+pub(crate) fn request_runs(
+    codec: &str,
+    shape: &[NonZeroU64],
+    indexer: &dyn Indexer,
+) -> Result<Vec<(usize, usize)>, CodecError> {
+    let shape: Vec<u64> = shape.iter().map(|d| d.get()).collect();
+    let too_large = || CodecError::Other(format!("{codec}: element index exceeds usize::MAX"));
+    indexer
+        .iter_contiguous_linearised_indices(&shape)?
+        .map(|(start, count)| {
+            Ok((
+                usize::try_from(start).map_err(|_| too_large())?,
+                usize::try_from(count).map_err(|_| too_large())?,
+            ))
+        })
+        .collect()
+}
+
+/// The requested elements (`runs` from [`request_runs`]) of a whole decoded
+/// chunk of `num_elements`.
+pub(crate) fn extract_runs<'a>(
+    codec: &str,
     decoded: ArrayBytes<'a>,
     runs: &[(usize, usize)],
     num_elements: usize,
@@ -297,12 +315,10 @@ fn extract<'a>(
         return Ok(decoded);
     }
     let (data, offsets) = decoded.into_variable()?.into_parts();
-    let (data, offsets) = kernel::gather_runs(&data, &offsets, runs).map_err(layout_error)?;
-    finish(data, offsets)
-}
-
-fn too_large() -> CodecError {
-    CodecError::Other(format!("{VLEN}: element index exceeds usize::MAX"))
+    let (data, offsets) = kernel::gather_runs(&data, &offsets, runs)
+        .map_err(|e| CodecError::Other(format!("{codec}: {e}")))?;
+    let offsets = ArrayBytesOffsets::new(offsets)?;
+    ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{codec}: {e}")))
 }
 
 /// The reads of the element bytes, shifted past the length field and index.
@@ -343,13 +359,19 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
         let index = match self.index.get() {
             Some(index) => index.clone(),
             None => {
-                let Some(header) = input.partial_decode(self.header_range(), options)? else {
+                let Some(header) = input
+                    .partial_decode(self.header_range(), options)
+                    .map_err(read_error(VLEN, HEADER))?
+                else {
                     return self.fill(indexer);
                 };
                 let Header { encoded_len, index } = self.parse_header(header)?;
                 let index = match index {
                     Some(index) => index,
-                    None => match input.partial_decode(Self::index_range(encoded_len), options)? {
+                    None => match input
+                        .partial_decode(Self::index_range(encoded_len), options)
+                        .map_err(read_error(VLEN, "the index"))?
+                    {
                         Some(index) => index,
                         None => return self.fill(indexer),
                     },
@@ -357,7 +379,9 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
                 let index = self.decode_index(encoded_len, index, options)?;
                 let probe = match Self::probe_range(&index)? {
                     None => None,
-                    Some(range) => match input.partial_decode(range, options)? {
+                    Some(range) => match input.partial_decode(range, options).map_err(
+                        read_error(VLEN, format!("{LAST} ({})", index.offsets.last())),
+                    )? {
                         Some(probe) => Some(probe),
                         None => return self.fill(indexer),
                     },
@@ -370,7 +394,10 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
             Vec::new()
         } else {
             let reads = data_ranges(&ranges, index.encoded_len);
-            match input.partial_decode_many(Box::new(reads.into_iter()), options)? {
+            match input
+                .partial_decode_many(Box::new(reads.into_iter()), options)
+                .map_err(read_error(VLEN, ELEMENTS))?
+            {
                 Some(parts) => parts,
                 None => return self.fill(indexer),
             }
@@ -411,34 +438,45 @@ impl AsyncArrayPartialDecoderTraits for VlenPartialDecoder<dyn AsyncBytesPartial
                 None => self.fill(indexer),
             };
         }
-        let index = match self.index.get() {
-            Some(index) => index.clone(),
-            None => {
-                let Some(header) = input.partial_decode(self.header_range(), options).await? else {
-                    return self.fill(indexer);
-                };
-                let Header { encoded_len, index } = self.parse_header(header)?;
-                let index = match index {
-                    Some(index) => index,
-                    None => match input
-                        .partial_decode(Self::index_range(encoded_len), options)
-                        .await?
-                    {
+        let index =
+            match self.index.get() {
+                Some(index) => index.clone(),
+                None => {
+                    let Some(header) = input
+                        .partial_decode(self.header_range(), options)
+                        .await
+                        .map_err(read_error(VLEN, HEADER))?
+                    else {
+                        return self.fill(indexer);
+                    };
+                    let Header { encoded_len, index } = self.parse_header(header)?;
+                    let index = match index {
                         Some(index) => index,
-                        None => return self.fill(indexer),
-                    },
-                };
-                let index = self.decode_index(encoded_len, index, options)?;
-                let probe = match Self::probe_range(&index)? {
-                    None => None,
-                    Some(range) => match input.partial_decode(range, options).await? {
-                        Some(probe) => Some(probe),
-                        None => return self.fill(indexer),
-                    },
-                };
-                self.keep_index(index, probe.as_deref())?
-            }
-        };
+                        None => match input
+                            .partial_decode(Self::index_range(encoded_len), options)
+                            .await
+                            .map_err(read_error(VLEN, "the index"))?
+                        {
+                            Some(index) => index,
+                            None => return self.fill(indexer),
+                        },
+                    };
+                    let index = self.decode_index(encoded_len, index, options)?;
+                    let probe =
+                        match Self::probe_range(&index)? {
+                            None => None,
+                            Some(range) => {
+                                match input.partial_decode(range, options).await.map_err(
+                                    read_error(VLEN, format!("{LAST} ({})", index.offsets.last())),
+                                )? {
+                                    Some(probe) => Some(probe),
+                                    None => return self.fill(indexer),
+                                }
+                            }
+                        };
+                    self.keep_index(index, probe.as_deref())?
+                }
+            };
         let (ranges, out_offsets) = Self::plan(&index, &runs)?;
         let parts = if ranges.is_empty() {
             Vec::new()
@@ -446,7 +484,8 @@ impl AsyncArrayPartialDecoderTraits for VlenPartialDecoder<dyn AsyncBytesPartial
             let reads = data_ranges(&ranges, index.encoded_len);
             match input
                 .partial_decode_many(Box::new(reads.into_iter()), options)
-                .await?
+                .await
+                .map_err(read_error(VLEN, ELEMENTS))?
             {
                 Some(parts) => parts,
                 None => return self.fill(indexer),

@@ -34,15 +34,18 @@
 //! The per-element arithmetic lives in [`kernels`], apart from the zarrs
 //! glue in [`codec`], so that it can be tested and benchmarked on its own.
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod kernels;
 pub mod numeric;
 mod overrides;
+mod registered;
 pub mod scalar;
 #[cfg(test)]
 mod test_rng;
 mod validate;
 
 pub use overrides::register_overrides;
+pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{OpenArrayError, open_array, validate_codecs};

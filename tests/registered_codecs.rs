@@ -62,4 +62,19 @@ fn unsupported_codec_message() {
         serde_json::from_str(r#"{"name": "scale_offset_typo", "configuration": {}}"#).unwrap();
     let error = Codec::from_metadata(&metadata).unwrap_err();
     assert_eq!(error.to_string(), "codec scale_offset_typo is not supported");
+
+    // What `Array::open` says, as a user sees it.
+    use zarrs::storage::{WritableStorageTraits, store::MemoryStore};
+    let store = std::sync::Arc::new(MemoryStore::new());
+    let zarr_json = serde_json::json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float64",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0.0,
+        "codecs": [{"name": "scale_offset_typo"}, {"name": "bytes"}],
+    });
+    store
+        .set(&"zarr.json".try_into().unwrap(), serde_json::to_vec(&zarr_json).unwrap().into())
+        .unwrap();
+    let error = zarrs::array::Array::open(store, "/").unwrap_err();
+    assert_eq!(error.to_string(), "codec scale_offset_typo is not supported");
 }

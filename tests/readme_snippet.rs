@@ -37,6 +37,9 @@ fn readme_use_is_the_use_example() {
 fn the_comparison_sees_a_difference() {
     let readme = "# x\n\n## Use\n\n```rust\nfn main() {}\n```\n";
     assert_eq!(rust_block_after(readme, "\n## Use\n"), "fn main() {}\n");
-    assert_eq!(without_module_doc("//! a\n//! b\n\nfn main() {}\n"), "fn main() {}\n");
+    assert_eq!(
+        without_module_doc("//! a\n//! b\n\nfn main() {}\n"),
+        "fn main() {}\n"
+    );
     assert_ne!(rust_block_after(readme, "\n## Use\n"), "fn main() { }\n");
 }

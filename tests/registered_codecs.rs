@@ -61,7 +61,10 @@ fn unsupported_codec_message() {
     let metadata: MetadataV3 =
         serde_json::from_str(r#"{"name": "scale_offset_typo", "configuration": {}}"#).unwrap();
     let error = Codec::from_metadata(&metadata).unwrap_err();
-    assert_eq!(error.to_string(), "codec scale_offset_typo is not supported");
+    assert_eq!(
+        error.to_string(),
+        "codec scale_offset_typo is not supported"
+    );
 
     // What `Array::open` says, as a user sees it.
     use zarrs::storage::{WritableStorageTraits, store::MemoryStore};
@@ -73,8 +76,14 @@ fn unsupported_codec_message() {
         "codecs": [{"name": "scale_offset_typo"}, {"name": "bytes"}],
     });
     store
-        .set(&"zarr.json".try_into().unwrap(), serde_json::to_vec(&zarr_json).unwrap().into())
+        .set(
+            &"zarr.json".try_into().unwrap(),
+            serde_json::to_vec(&zarr_json).unwrap().into(),
+        )
         .unwrap();
     let error = zarrs::array::Array::open(store, "/").unwrap_err();
-    assert_eq!(error.to_string(), "codec scale_offset_typo is not supported");
+    assert_eq!(
+        error.to_string(),
+        "codec scale_offset_typo is not supported"
+    );
 }

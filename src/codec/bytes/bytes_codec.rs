@@ -191,7 +191,6 @@ impl ArrayToBytesCodecTraits for BytesCodec {
     }
 
     #[cfg(feature = "async")]
-
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     async fn async_partial_decoder(
         self: Arc<Self>,

@@ -364,7 +364,6 @@ impl ArrayToArrayCodecTraits for CastValueCodec {
     }
 
     #[cfg(feature = "async")]
-
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     async fn async_partial_decoder(
         self: Arc<Self>,

@@ -372,9 +372,7 @@ impl Stats {
     }
 
     fn range(&self) -> Option<String> {
-        if self.numeric.is_none() {
-            return None;
-        }
+        self.numeric?;
         Some(match self.min_max {
             Some((min, max)) => format!("{min} / {max}"),
             None => "(no values that are not NaN)".to_string(),

@@ -14,3 +14,6 @@ cargo clippy --all-targets -- -D warnings
 cargo check --features async
 cargo test --all-targets
 cargo test --doc
+# The package builds from what it ships, with no warnings (needs a clean
+# work tree: run it on a fresh clone, as CI does).
+cargo publish --dry-run

@@ -36,12 +36,14 @@
 //! The per-element arithmetic lives in [`kernels`], apart from the zarrs
 //! glue in [`codec`], so that it can be tested and benchmarked on its own.
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod kernels;
 pub mod numeric;
 mod overrides;
 pub mod read;
+mod registered;
 pub mod scalar;
 #[cfg(test)]
 mod test_rng;
@@ -51,4 +53,5 @@ pub use overrides::register_overrides;
 pub use read::ArrayReadExt;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
+pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{OpenArrayError, open_array, validate_codecs};

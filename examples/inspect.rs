@@ -1,0 +1,591 @@
+//! Print what zarrs decodes from any Zarr V3 array: its codec chain, shape,
+//! data type, fill value, element counts, min / max where they make sense,
+//! and a corner of its values.
+//!
+//! ```sh
+//! cargo run --release --example inspect -- PATH_OR_URL [--array /group/array]
+//! cargo run --release --example inspect -- fixtures/zarr-python/so_f32.zarr
+//! cargo run --release --example inspect -- http://127.0.0.1:8000/data.zarr --array /b
+//! ```
+//!
+//! `PATH_OR_URL` is a store directory or an `http://` URL of one. Given a
+//! group, it lists the group's arrays (on a filesystem, or over HTTP from
+//! the group's consolidated metadata); `--array` picks one. Any data type
+//! zarrs has: numeric ones (sub-byte and 8-bit floats too) get min / max,
+//! `bool` a count of `true`, the others (complex, strings, ...) their values.
+//! A progress bar appears on stderr when reading takes more than a moment.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+use zarrs::array::{Array, ArrayBytes, ArraySubset, DataType, FillValue};
+use zarrs::plugin::{ExtensionName, ZarrVersion};
+use zarrs::storage::{ReadableStorage, ReadableStorageTraits, StoreKey};
+use zarrs_extension_codecs::numeric::{NumericType, Value};
+
+/// An error in words, saying what to do about it.
+#[derive(Debug)]
+pub struct InspectError(String);
+
+impl std::fmt::Display for InspectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InspectError {}
+
+fn error(message: impl Into<String>) -> InspectError {
+    InspectError(message.into())
+}
+
+const USAGE: &str = "usage: inspect PATH_OR_URL [--array /path/in/store]";
+
+#[allow(dead_code)] // unused where this file is included as a module
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = inspect_to_stdout(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Run with `args` (as on the command line), printing to stdout.
+pub fn inspect_to_stdout(args: &[String]) -> Result<(), InspectError> {
+    let stdout = std::io::stdout();
+    inspect(args, &mut stdout.lock())
+}
+
+/// Run with `args` (as on the command line), printing to `out`.
+pub fn inspect(args: &[String], out: &mut dyn Write) -> Result<(), InspectError> {
+    // This crate's bytes / transpose / packbits / zarrs.vlen read what
+    // zarrs' built-ins cannot (see the README); scale_offset and cast_value
+    // are registered by linking the crate.
+    zarrs_extension_codecs::register_overrides();
+    let (location, array_path) = parse_args(args)?;
+    let source = Source::open(&location)?;
+    let node = source.node_metadata(&array_path)?;
+    let print = |e: std::io::Error| error(format!("cannot write the output: {e}"));
+    match node["node_type"].as_str() {
+        Some("array") => print_array(&source, &array_path, out),
+        Some("group") => {
+            let arrays = source.arrays_in_group(&array_path, &node)?;
+            writeln!(out, "group      {}", source.describe(&array_path)).map_err(print)?;
+            if arrays.is_empty() {
+                writeln!(out, "  (no arrays)").map_err(print)?;
+            }
+            for path in &arrays {
+                writeln!(out, "  array    {path}").map_err(print)?;
+            }
+            writeln!(out, "inspect one with: --array PATH").map_err(print)?;
+            Ok(())
+        }
+        other => Err(error(format!(
+            "{}: node_type is {}, expected \"array\" or \"group\": is this a Zarr V3 store?",
+            source.key_description(&array_path),
+            other.map_or_else(|| "missing".to_string(), |t| format!("{t:?}"))
+        ))),
+    }
+}
+
+/// `(store location, array path in the store)` from the command line.
+fn parse_args(args: &[String]) -> Result<(String, String), InspectError> {
+    let mut location = None;
+    let mut array = "/".to_string();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--array" => {
+                let path = args.next().ok_or_else(|| {
+                    error(format!("--array needs a path, e.g. /group/array\n{USAGE}"))
+                })?;
+                array = format!("/{}", path.trim_matches('/'));
+            }
+            "-h" | "--help" => return Err(error(USAGE)),
+            flag if flag.starts_with("--") => {
+                return Err(error(format!("unknown option {flag}\n{USAGE}")));
+            }
+            _ if location.is_some() => {
+                return Err(error(format!("more than one store given ({arg})\n{USAGE}")));
+            }
+            _ => location = Some(arg.clone()),
+        }
+    }
+    let location = location.ok_or_else(|| error(USAGE))?;
+    Ok((location, array))
+}
+
+/// A store opened for reading: a directory or an HTTP URL.
+struct Source {
+    location: String,
+    store: ReadableStorage,
+    /// The directory, for listing a group's arrays.
+    directory: Option<PathBuf>,
+}
+
+impl Source {
+    fn open(location: &str) -> Result<Self, InspectError> {
+        if location.starts_with("http://") || location.starts_with("https://") {
+            let url = location.trim_end_matches('/');
+            let store = zarrs_http::HTTPStore::new(url).map_err(|e| {
+                error(format!(
+                    "{location}: {e}: give a URL like http://host:port/path/store.zarr"
+                ))
+            })?;
+            return Ok(Self {
+                location: url.to_string(),
+                store: Arc::new(store),
+                directory: None,
+            });
+        }
+        let directory = Path::new(location);
+        if !directory.is_dir() {
+            return Err(error(if directory.exists() {
+                format!(
+                    "{location} is a file: give the store's directory (the one holding zarr.json)"
+                )
+            } else {
+                format!(
+                    "no such directory {location}: give the path of a Zarr V3 store (a directory holding zarr.json)"
+                )
+            }));
+        }
+        let store = zarrs::filesystem::FilesystemStore::new(directory)
+            .map_err(|e| error(format!("cannot open {location}: {e}")))?;
+        Ok(Self {
+            location: location.to_string(),
+            store: Arc::new(store),
+            directory: Some(directory.to_path_buf()),
+        })
+    }
+
+    /// `LOCATION` or `LOCATION (array /a/b)`, for messages.
+    fn describe(&self, path: &str) -> String {
+        if path == "/" {
+            self.location.clone()
+        } else {
+            format!("{} (array {path})", self.location)
+        }
+    }
+
+    /// Where the `zarr.json` of the node at `path` is, for messages.
+    fn key_description(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.location.trim_end_matches('/'),
+            metadata_key(path)
+        )
+    }
+
+    /// The `zarr.json` of the node at `path`, parsed.
+    fn node_metadata(&self, path: &str) -> Result<Json, InspectError> {
+        let where_ = self.key_description(path);
+        let key = StoreKey::new(metadata_key(path))
+            .map_err(|e| error(format!("{path} is not a valid path in a store: {e}")))?;
+        let bytes = self
+            .store
+            .get(&key)
+            .map_err(|e| error(format!("cannot read {where_}: {e}")))?
+            .ok_or_else(|| {
+                let hint = if path == "/" {
+                    "give the directory or URL of a Zarr V3 store, or add --array /path/inside it"
+                } else {
+                    "check the --array path (run without --array to list a group's arrays)"
+                };
+                error(format!("no zarr.json at {where_}: {hint}"))
+            })?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| error(format!("{where_} is not valid JSON: {e}")))
+    }
+
+    /// The paths of the arrays under the group at `path`, sorted.
+    fn arrays_in_group(&self, path: &str, group: &Json) -> Result<Vec<String>, InspectError> {
+        let prefix = path.trim_end_matches('/');
+        // zarr-python's consolidated metadata lists every node below the group.
+        if let Some(nodes) = group["consolidated_metadata"]["metadata"].as_object() {
+            let mut arrays: Vec<String> = nodes
+                .iter()
+                .filter(|(_, node)| node["node_type"] == "array")
+                .map(|(name, _)| format!("{prefix}/{}", name.trim_matches('/')))
+                .collect();
+            arrays.sort();
+            return Ok(arrays);
+        }
+        let Some(directory) = &self.directory else {
+            return Err(error(format!(
+                "{} is a group without consolidated metadata, and an HTTP store cannot be listed: pass --array /path/to/array",
+                self.describe(path)
+            )));
+        };
+        let mut arrays = Vec::new();
+        list_arrays(
+            &directory.join(prefix.trim_start_matches('/')),
+            prefix,
+            &mut arrays,
+        );
+        arrays.sort();
+        Ok(arrays)
+    }
+}
+
+/// The store key of the `zarr.json` of the node at `path`.
+fn metadata_key(path: &str) -> String {
+    match path.trim_matches('/') {
+        "" => "zarr.json".to_string(),
+        inner => format!("{inner}/zarr.json"),
+    }
+}
+
+/// Collect the arrays below `directory` (the node at `path`), not descending
+/// into arrays (their chunks).
+fn list_arrays(directory: &Path, path: &str, arrays: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let child = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(json) = std::fs::read(child.join("zarr.json")) else {
+            continue;
+        };
+        let child_path = format!("{path}/{name}");
+        match serde_json::from_slice::<Json>(&json)
+            .ok()
+            .as_ref()
+            .map(|j| &j["node_type"])
+        {
+            Some(Json::String(t)) if t == "array" => arrays.push(child_path),
+            Some(Json::String(t)) if t == "group" => list_arrays(&child, &child_path, arrays),
+            _ => {}
+        }
+    }
+}
+
+/// Open the array at `path` and print it.
+fn print_array(source: &Source, path: &str, out: &mut dyn Write) -> Result<(), InspectError> {
+    let described = source.describe(path);
+    let array = Array::open(source.store.clone(), path).map_err(|e| {
+        let hint = if e.to_string().contains("is not supported") {
+            " (if it is scale_offset or cast_value: is zarrs_extension_codecs linked? see the README's Troubleshooting)"
+        } else {
+            ""
+        };
+        error(format!("cannot open {described}: {e}{hint}"))
+    })?;
+    zarrs_extension_codecs::validate_codecs(&array)
+        .map_err(|e| error(format!("{described}: {e}")))?;
+    let metadata = serde_json::to_value(array.metadata())
+        .map_err(|e| error(format!("{described}: metadata: {e}")))?;
+    let data_type = array.data_type().clone();
+    let fill_value = array.fill_value().clone();
+    let stats = read_all(&array, &data_type, &fill_value)
+        .map_err(|e| error(format!("cannot read {described}: {e}")))?;
+    let (corner, corner_bytes) = read_corner(&array, &data_type)
+        .map_err(|e| error(format!("cannot read {described}: {e}")))?;
+
+    let mut text = String::new();
+    let mut line = |label: &str, value: String| text.push_str(&format!("{label:<10} {value}\n"));
+    line("array", described.clone());
+    line("shape", format!("{:?}", array.shape()));
+    let chunk_shape = &metadata["chunk_grid"]["configuration"]["chunk_shape"];
+    let chunk_shape: Option<Vec<u64>> = serde_json::from_value(chunk_shape.clone()).ok();
+    line(
+        "chunks",
+        chunk_shape.map_or_else(|| metadata["chunk_grid"].to_string(), |s| format!("{s:?}")),
+    );
+    line("data type", type_name(&data_type));
+    line("fill value", metadata["fill_value"].to_string());
+    line("codecs", codec_chain(&metadata["codecs"]));
+    line("elements", stats.counts());
+    if let Some(range) = stats.range() {
+        line("min / max", range);
+    }
+    text.push_str(&format!("values {}:\n", ranges(&corner)));
+    text.push_str(&format_corner(&corner, &corner_bytes, &data_type));
+    out.write_all(text.as_bytes())
+        .map_err(|e| error(format!("cannot write the output: {e}")))
+}
+
+/// The Zarr V3 name of a data type (zarrs' `Display` adds the V2 name).
+fn type_name(data_type: &DataType) -> String {
+    data_type
+        .name(ZarrVersion::V3)
+        .map_or_else(|| data_type.to_string(), |n| n.into_owned())
+}
+
+/// A codec chain from metadata: bare-string codecs by name, and the inner
+/// chains (and index chains) of `sharding_indexed`, nested at any depth.
+fn codec_chain(codecs: &Json) -> String {
+    let codec = |c: &Json| -> String {
+        match c {
+            Json::String(name) => name.clone(),
+            _ => {
+                let name = c["name"].as_str().unwrap_or("(unnamed codec)").to_string();
+                match (
+                    c["configuration"].get("codecs"),
+                    c["configuration"].get("index_codecs"),
+                ) {
+                    (Some(inner), Some(index)) => {
+                        format!(
+                            "{name}[{} | index {}]",
+                            codec_chain(inner),
+                            codec_chain(index)
+                        )
+                    }
+                    (Some(inner), None) => format!("{name}[{}]", codec_chain(inner)),
+                    _ => name,
+                }
+            }
+        }
+    };
+    codecs
+        .as_array()
+        .map(|cs| cs.iter().map(codec).collect::<Vec<_>>().join(" -> "))
+        .unwrap_or_else(|| "(none)".to_string())
+}
+
+/// What is counted over every element.
+struct Stats {
+    elements: u64,
+    fill: u64,
+    nan: u64,
+    /// Count of `true`, for `bool`.
+    true_count: Option<u64>,
+    /// Min and max of the non-NaN values, for numeric types.
+    min_max: Option<(Value, Value)>,
+    numeric: Option<NumericType>,
+}
+
+impl Stats {
+    fn counts(&self) -> String {
+        let mut parts = vec![format!("{} fill value", self.fill)];
+        if self.numeric.is_some_and(NumericType::is_float) {
+            parts.push(format!("{} NaN", self.nan));
+        }
+        if let Some(t) = self.true_count {
+            parts.push(format!("{t} true"));
+        }
+        format!("{} ({})", self.elements, parts.join(", "))
+    }
+
+    fn range(&self) -> Option<String> {
+        self.numeric?;
+        Some(match self.min_max {
+            Some((min, max)) => format!("{min} / {max}"),
+            None => "(no values that are not NaN)".to_string(),
+        })
+    }
+
+    fn add(&mut self, element: &[u8], fill: &[u8]) {
+        self.elements += 1;
+        if element == fill {
+            self.fill += 1;
+        }
+        if let Some(t) = &mut self.true_count {
+            *t += u64::from(element.first() == Some(&1));
+        }
+        let Some(numeric) = self.numeric else { return };
+        let value = numeric.read_value(element);
+        if matches!(value, Value::Float(v) if v.is_nan()) {
+            self.nan += 1;
+            return;
+        }
+        self.min_max = Some(match self.min_max {
+            None => (value, value),
+            Some((min, max)) => (
+                if less(value, min) { value } else { min },
+                if less(max, value) { value } else { max },
+            ),
+        });
+    }
+}
+
+fn less(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Int(a), Value::Int(b)) => a < b,
+        (Value::Float(a), Value::Float(b)) => a < b,
+        _ => false,
+    }
+}
+
+/// Read the array chunk by chunk, counting, with a progress bar on stderr
+/// once reading has taken more than half a second.
+fn read_all(
+    array: &Array<dyn ReadableStorageTraits>,
+    data_type: &DataType,
+    fill_value: &FillValue,
+) -> Result<Stats, Box<dyn std::error::Error>> {
+    let mut stats = Stats {
+        elements: 0,
+        fill: 0,
+        nan: 0,
+        true_count: (type_name(data_type) == "bool").then_some(0),
+        min_max: None,
+        numeric: NumericType::from_data_type(data_type),
+    };
+    let fill = fill_value.as_ne_bytes();
+    let Some(chunks) = array.chunks_in_array_subset(&array.subset_all())? else {
+        return Err("the chunk grid does not say which chunks cover the array".into());
+    };
+    let mut progress = Progress::new(chunks.num_elements());
+    for (done, chunk) in chunks.indices().into_iter().enumerate() {
+        let bytes = retrieve_chunk_bounded(array, &chunk, data_type)?;
+        for_each_element(&bytes, data_type, |element| stats.add(element, fill));
+        progress.update(done as u64 + 1);
+    }
+    progress.finish();
+    Ok(stats)
+}
+
+/// The elements of chunk `chunk` inside the array (an edge chunk is cut at
+/// the array's bounds), read as a whole chunk: zarrs 0.23.14 fails to read
+/// the in-bounds part of an edge chunk of a `transpose` + `vlen-utf8` array
+/// with `retrieve_array_subset` ("indexer references array indices ...
+/// out-of-bounds"), with its built-in codecs as with this crate's.
+fn retrieve_chunk_bounded(
+    array: &Array<dyn ReadableStorageTraits>,
+    chunk: &[u64],
+    data_type: &DataType,
+) -> Result<ArrayBytes<'static>, Box<dyn std::error::Error>> {
+    let whole = array.chunk_subset(chunk)?;
+    let bounded = array.chunk_subset_bounded(chunk)?;
+    let bytes: ArrayBytes<'static> = array.retrieve_chunk(chunk)?;
+    if whole == bounded {
+        return Ok(bytes);
+    }
+    let inside = ArraySubset::new_with_start_shape(vec![0; chunk.len()], bounded.shape().to_vec())?;
+    Ok(bytes
+        .extract_array_subset(&inside, whole.shape(), data_type)?
+        .into_owned())
+}
+
+/// Call `f` with the bytes of each element, for fixed- and variable-size
+/// data types.
+fn for_each_element(bytes: &ArrayBytes<'_>, data_type: &DataType, mut f: impl FnMut(&[u8])) {
+    match bytes {
+        ArrayBytes::Fixed(raw) => {
+            let size = data_type.fixed_size().unwrap_or(1).max(1);
+            raw.chunks_exact(size).for_each(f);
+        }
+        ArrayBytes::Variable(variable) => {
+            let (raw, offsets) = (variable.bytes(), variable.offsets());
+            offsets.windows(2).for_each(|w| f(&raw[w[0]..w[1]]));
+        }
+        ArrayBytes::Optional(optional) => {
+            for_each_element(optional.data(), data_type, f);
+        }
+    }
+}
+
+/// A progress bar on stderr, drawn only once reading has taken a moment.
+struct Progress {
+    total: u64,
+    start: Instant,
+    drawn: bool,
+}
+
+impl Progress {
+    const DELAY: Duration = Duration::from_millis(500);
+    const WIDTH: u64 = 40;
+
+    fn new(total: u64) -> Self {
+        Self {
+            total,
+            start: Instant::now(),
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, done: u64) {
+        if self.start.elapsed() < Self::DELAY || self.total == 0 {
+            return;
+        }
+        let filled = done * Self::WIDTH / self.total;
+        eprint!(
+            "\r[{}{}] {done}/{} chunks",
+            "#".repeat(filled as usize),
+            ".".repeat((Self::WIDTH - filled) as usize),
+            self.total
+        );
+        self.drawn = true;
+    }
+
+    fn finish(&self) {
+        if self.drawn {
+            eprintln!();
+        }
+    }
+}
+
+/// Up to 3 x 6 values at the array's origin (the last two dimensions),
+/// inside the first chunk (read as in [`retrieve_chunk_bounded`]).
+fn read_corner(
+    array: &Array<dyn ReadableStorageTraits>,
+    data_type: &DataType,
+) -> Result<(ArraySubset, ArrayBytes<'static>), Box<dyn std::error::Error>> {
+    let origin = vec![0; array.dimensionality()];
+    let first = array.chunk_subset_bounded(&origin)?;
+    let corner = corner(first.shape());
+    let bytes = retrieve_chunk_bounded(array, &origin, data_type)?;
+    let bytes = bytes
+        .extract_array_subset(&corner, first.shape(), data_type)?
+        .into_owned();
+    Ok((corner, bytes))
+}
+
+/// Up to 3 x 6 of `shape` at its origin (the last two dimensions).
+fn corner(shape: &[u64]) -> ArraySubset {
+    let n = shape.len();
+    let ranges: Vec<_> = shape
+        .iter()
+        .enumerate()
+        .map(|(d, &len)| {
+            let take = match n - d {
+                1 => 6,
+                2 => 3,
+                _ => 1,
+            };
+            0..len.min(take)
+        })
+        .collect();
+    ArraySubset::new_with_ranges(&ranges)
+}
+
+/// `[0..3, 0..6]`.
+fn ranges(subset: &ArraySubset) -> String {
+    let ranges: Vec<String> = subset
+        .to_ranges()
+        .iter()
+        .map(|r| format!("{}..{}", r.start, r.end))
+        .collect();
+    format!("[{}]", ranges.join(", "))
+}
+
+/// The corner's values, one row per line (by the last dimension).
+fn format_corner(corner: &ArraySubset, bytes: &ArrayBytes<'_>, data_type: &DataType) -> String {
+    let numeric = NumericType::from_data_type(data_type);
+    let mut values = Vec::new();
+    for_each_element(bytes, data_type, |element| {
+        values.push(match numeric {
+            Some(numeric) => numeric.read_value(element).to_string(),
+            // zarrs' own formatting of one element: the fill-value JSON.
+            None => data_type
+                .metadata_fill_value(&FillValue::new(element.to_vec()))
+                .ok()
+                .and_then(|json| serde_json::to_string(&json).ok())
+                .unwrap_or_else(|| format!("{element:02x?}")),
+        });
+    });
+    let row = corner.shape().last().copied().unwrap_or(1).max(1) as usize;
+    let width = values.iter().map(String::len).max().unwrap_or(0);
+    values
+        .chunks(row)
+        .map(|r| {
+            let cells: Vec<String> = r.iter().map(|v| format!("{v:>width$}")).collect();
+            format!("  {}\n", cells.join(" "))
+        })
+        .collect()
+}

@@ -1,0 +1,17 @@
+//! The README's "Use" program, kept identical to it by
+//! `tests/readme_snippet.rs` and compiled by `cargo test --all-targets`.
+
+use std::sync::Arc;
+
+use zarrs::array::{Array, ArraySubset};
+use zarrs::filesystem::FilesystemStore;
+use zarrs_extension_codecs as _; // links the crate: its codecs are registered
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let store = Arc::new(FilesystemStore::new("product.zarr")?);
+    let array = Array::open(store, "/reflectance")?;
+    let subset = ArraySubset::new_with_ranges(&[0..100, 0..200]);
+    let data: Vec<f64> = array.retrieve_array_subset(&subset)?;
+    println!("{} values, first {:?}", data.len(), data.first());
+    Ok(())
+}

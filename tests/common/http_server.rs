@@ -1,0 +1,266 @@
+//! A small HTTP/1.1 file server on 127.0.0.1 for reading stores over HTTP in
+//! tests and examples: `GET` and `HEAD`, single byte ranges (`bytes=a-b`,
+//! `bytes=a-`, `bytes=-n`) answered with `206 Partial Content`, and a count
+//! of the body bytes served for each path.
+//!
+//! Bounded: connections time out after a few seconds of silence, the server
+//! stops when dropped, and it never serves anything outside its root.
+//! A request for several ranges at once gets the whole file (`200`), which
+//! RFC 9110 allows and which shows up in the byte counts.
+#![allow(dead_code)] // each user needs a part
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long a connection may stay silent before the server closes it.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Body bytes served, per request path.
+type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
+
+/// A running server; dropping it stops it.
+pub struct HttpServer {
+    address: SocketAddr,
+    counts: Counts,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// Serve the files under `root` on a free port of 127.0.0.1.
+    pub fn serve(root: &Path) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let address = listener.local_addr()?;
+        let root = root.canonicalize()?;
+        let counts = Counts::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let accept = {
+            let (counts, stop) = (counts.clone(), stop.clone());
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (root, counts) = (root.clone(), counts.clone());
+                    std::thread::spawn(move || {
+                        // A broken or idle connection just ends.
+                        let _ = serve_connection(stream, &root, &counts);
+                    });
+                }
+            })
+        };
+        Ok(Self {
+            address,
+            counts,
+            stop,
+            accept: Some(accept),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Body bytes served so far, per request path (e.g. `/a.zarr/c/0/0`).
+    pub fn bytes_served(&self) -> BTreeMap<String, u64> {
+        self.counts.lock().unwrap().clone()
+    }
+
+    /// Total body bytes served so far.
+    pub fn total_bytes_served(&self) -> u64 {
+        self.counts.lock().unwrap().values().sum()
+    }
+
+    /// Forget the bytes served so far.
+    pub fn reset_counts(&self) {
+        self.counts.lock().unwrap().clear();
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so that it sees the flag.
+        let _ = TcpStream::connect_timeout(&self.address, Duration::from_secs(1));
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+/// Answer the requests of one keep-alive connection until it closes or
+/// stays idle for [`IDLE_TIMEOUT`].
+fn serve_connection(stream: TcpStream, root: &Path, counts: &Counts) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(IDLE_TIMEOUT))?;
+    // Responses are written whole; waiting to coalesce them only adds latency.
+    stream.set_nodelay(true)?;
+    stream.set_write_timeout(Some(IDLE_TIMEOUT))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut range = None;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header)? == 0 {
+                return Ok(());
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("range")
+            {
+                range = Some(value.trim().to_string());
+            }
+        }
+        let mut parts = request_line.split_whitespace();
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        respond(&mut writer, method, target, range.as_deref(), root, counts)?;
+    }
+}
+
+/// Write the response to one request.
+fn respond(
+    writer: &mut TcpStream,
+    method: &str,
+    target: &str,
+    range: Option<&str>,
+    root: &Path,
+    counts: &Counts,
+) -> std::io::Result<()> {
+    let head = method == "HEAD";
+    if method != "GET" && !head {
+        return write_response(writer, "405 Method Not Allowed", &[], b"", head);
+    }
+    let Some(file) = file_under(root, target) else {
+        return write_response(writer, "404 Not Found", &[], b"", head);
+    };
+    let Ok(bytes) = std::fs::read(&file) else {
+        return write_response(writer, "404 Not Found", &[], b"", head);
+    };
+    let len = bytes.len() as u64;
+    let (status, body, content_range) = match range.map(|r| parse_range(r, len)) {
+        None | Some(RangeRequest::Several) => ("200 OK", &bytes[..], None),
+        Some(RangeRequest::Unsatisfiable) => {
+            let header = format!("Content-Range: bytes */{len}");
+            return write_response(writer, "416 Range Not Satisfiable", &[header], b"", head);
+        }
+        Some(RangeRequest::One(start, end)) => (
+            "206 Partial Content",
+            &bytes[start as usize..=end as usize],
+            Some(format!("Content-Range: bytes {start}-{end}/{len}")),
+        ),
+    };
+    if !head {
+        *counts
+            .lock()
+            .unwrap()
+            .entry(target.to_string())
+            .or_default() += body.len() as u64;
+    }
+    let headers: Vec<String> = content_range.into_iter().collect();
+    write_response(writer, status, &headers, body, head)
+}
+
+/// The file `target` names under `root`, if it is a file there.
+fn file_under(root: &Path, target: &str) -> Option<PathBuf> {
+    let path = target.split(['?', '#']).next()?.trim_start_matches('/');
+    if path
+        .split('/')
+        .any(|part| part == ".." || part.contains('\\'))
+    {
+        return None;
+    }
+    let file = root.join(path);
+    file.is_file().then_some(file)
+}
+
+/// A `Range` header's meaning for a file of `len` bytes.
+#[derive(Debug, PartialEq)]
+enum RangeRequest {
+    /// One range, first and last byte inclusive.
+    One(u64, u64),
+    /// Several ranges: answered with the whole file.
+    Several,
+    /// Not satisfiable (or not understood).
+    Unsatisfiable,
+}
+
+fn parse_range(header: &str, len: u64) -> RangeRequest {
+    let Some(spec) = header.strip_prefix("bytes=") else {
+        return RangeRequest::Unsatisfiable;
+    };
+    if spec.contains(',') {
+        return RangeRequest::Several;
+    }
+    let Some((first, last)) = spec.trim().split_once('-') else {
+        return RangeRequest::Unsatisfiable;
+    };
+    let range = match (first.parse::<u64>(), last.parse::<u64>()) {
+        (Ok(start), Ok(end)) => Some((start, end.min(len.saturating_sub(1)))),
+        (Ok(start), Err(_)) if last.is_empty() => Some((start, len.saturating_sub(1))),
+        (Err(_), Ok(suffix)) if first.is_empty() && suffix > 0 => {
+            Some((len.saturating_sub(suffix), len.saturating_sub(1)))
+        }
+        _ => None,
+    };
+    match range {
+        Some((start, end)) if start <= end && end < len => RangeRequest::One(start, end),
+        _ => RangeRequest::Unsatisfiable,
+    }
+}
+
+fn write_response(
+    writer: &mut TcpStream,
+    status: &str,
+    headers: &[String],
+    body: &[u8],
+    head: bool,
+) -> std::io::Result<()> {
+    let mut response = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nAccept-Ranges: bytes\r\n\
+         Content-Type: application/octet-stream\r\n",
+        body.len()
+    );
+    for header in headers {
+        response.push_str(header);
+        response.push_str("\r\n");
+    }
+    response.push_str("\r\n");
+    let mut response = response.into_bytes();
+    if !head {
+        response.extend_from_slice(body);
+    }
+    writer.write_all(&response)?;
+    writer.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RangeRequest, parse_range};
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("bytes=0-9", 100), RangeRequest::One(0, 9));
+        assert_eq!(parse_range("bytes=90-", 100), RangeRequest::One(90, 99));
+        assert_eq!(parse_range("bytes=-10", 100), RangeRequest::One(90, 99));
+        assert_eq!(parse_range("bytes=95-200", 100), RangeRequest::One(95, 99));
+        assert_eq!(parse_range("bytes=0-1, 5-6", 100), RangeRequest::Several);
+        assert_eq!(parse_range("bytes=100-", 100), RangeRequest::Unsatisfiable);
+        assert_eq!(parse_range("bytes=5-2", 100), RangeRequest::Unsatisfiable);
+        assert_eq!(parse_range("items=0-1", 100), RangeRequest::Unsatisfiable);
+    }
+}

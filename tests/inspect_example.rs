@@ -1,0 +1,304 @@
+//! `examples/inspect.rs` over every bundled fixture store, on the
+//! filesystem and over HTTP, against the shapes, data types and values the
+//! writers recorded; and its errors, in words.
+
+mod common;
+#[path = "common/http_server.rs"]
+mod http_server;
+#[path = "../examples/inspect.rs"]
+#[allow(dead_code)]
+mod inspect;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::{fixtures, le_to_ne};
+use http_server::HttpServer;
+use zarrs_extension_codecs::numeric::{NumericType, Value};
+
+/// Every directory of fixture stores with `NAME.expected.json` beside them.
+const FIXTURE_DIRS: [&str; 5] = [
+    "zarr-python",
+    "zarr-python-core",
+    "tensorstore",
+    "zarrs-builtin/packbits",
+    "zarrs-builtin/vlen",
+];
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Run the example with `args`; its output, or its error message.
+fn run(args: &[&str]) -> Result<String, String> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut out = Vec::new();
+    inspect::inspect(&args, &mut out).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+/// The value of the line labelled `label` in the example's output.
+fn field<'a>(output: &'a str, label: &str) -> &'a str {
+    output
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(label)
+                .filter(|_| l.len() > 10)
+                .map(|_| l[10..].trim())
+        })
+        .unwrap_or_else(|| panic!("no {label:?} line in\n{output}"))
+}
+
+/// Min and max of the non-NaN values of `expected` (little-endian, as the
+/// writers stored them), or None if there are none.
+fn expected_min_max(numeric: NumericType, expected: &[u8]) -> Option<(Value, Value)> {
+    let size = numeric.size();
+    let values: Vec<Value> = le_to_ne(expected, size)
+        .chunks_exact(size)
+        .map(|e| numeric.read_value(e))
+        .filter(|v| !matches!(v, Value::Float(f) if f.is_nan()))
+        .collect();
+    let order = |a: &&Value, b: &&Value| match (**a, **b) {
+        (Value::Int(a), Value::Int(b)) => a.cmp(&b),
+        (Value::Float(a), Value::Float(b)) => a.total_cmp(&b),
+        _ => unreachable!("one numeric type has one kind of value"),
+    };
+    let min = values.iter().min_by(order)?;
+    let max = values.iter().max_by(order)?;
+    Some((*min, *max))
+}
+
+#[test]
+fn every_fixture_store_locally_and_over_http() {
+    let root = fixtures_root();
+    let server = HttpServer::serve(&root).unwrap();
+    let mut count = 0;
+    for dir in FIXTURE_DIRS {
+        for name in common::fixture_names(&root.join(dir)) {
+            let store_path = root.join(dir).join(format!("{name}.zarr"));
+            let store = store_path.to_str().unwrap();
+            let meta: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(root.join(dir).join(format!("{name}.expected.json"))).unwrap(),
+            )
+            .unwrap();
+            // The zarrs.vlen stores list their values in the JSON, not a .bin.
+            let expected = std::fs::read(root.join(dir).join(format!("{name}.expected.bin")));
+            let output = run(&[store]).unwrap_or_else(|e| panic!("{store}: {e}"));
+            let shape: Vec<u64> = common::u64s(&meta["shape"]);
+            assert_eq!(field(&output, "shape"), format!("{shape:?}"), "{store}");
+            assert_eq!(
+                field(&output, "data type"),
+                meta["data_type"].as_str().unwrap(),
+                "{store}"
+            );
+            let elements: u64 = shape.iter().product();
+            assert!(
+                field(&output, "elements").starts_with(&format!("{elements} (")),
+                "{store}:\n{output}"
+            );
+            assert!(!field(&output, "codecs").contains('?'), "{output}");
+
+            // min / max against the values the writer recorded.
+            let store_handle = Arc::new(zarrs::filesystem::FilesystemStore::new(store).unwrap());
+            zarrs_extension_codecs::register_overrides();
+            let array = zarrs::array::Array::open(store_handle, "/").unwrap();
+            // packbits with a bit range stores only some bits of the values
+            // written (which is what expected.bin holds there).
+            let zarr_json = std::fs::read_to_string(store_path.join("zarr.json")).unwrap();
+            let lossy = zarr_json.contains("_bit\"");
+            if let Some(numeric) = NumericType::from_data_type(array.data_type())
+                && !lossy
+            {
+                let range = field(&output, "min / max");
+                match expected_min_max(numeric, expected.as_ref().unwrap()) {
+                    Some((min, max)) => assert_eq!(range, format!("{min} / {max}"), "{store}"),
+                    None => assert_eq!(range, "(no values that are not NaN)", "{store}"),
+                }
+            }
+
+            // The same over HTTP, but for the location.
+            let url = format!("{}/{dir}/{name}.zarr", server.url());
+            let over_http = run(&[&url]).unwrap_or_else(|e| panic!("{url}: {e}"));
+            let without_location = |o: &str| o.lines().skip(1).collect::<Vec<_>>().join("\n");
+            assert_eq!(
+                without_location(&over_http),
+                without_location(&output),
+                "{url}"
+            );
+            assert_eq!(field(&over_http, "array"), url);
+            count += 1;
+        }
+    }
+    assert!(count >= 120, "only {count} fixture stores found");
+}
+
+/// The corner printed for the main job's store is zarr-python's values.
+#[test]
+fn corner_values_are_zarr_pythons() {
+    let fixture = fixtures(&fixtures_root().join("zarr-python"))
+        .into_iter()
+        .find(|f| f.name == "sharded_so_cv_f64_u8_nan")
+        .unwrap();
+    let output = run(&[fixture.store.to_str().unwrap()]).unwrap();
+    assert_eq!(
+        field(&output, "codecs"),
+        "sharding_indexed[scale_offset -> cast_value -> bytes | index bytes -> crc32c]"
+    );
+    let rows: Vec<Vec<String>> = output
+        .split_once("values [0..3, 0..6]:\n")
+        .unwrap()
+        .1
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{output}");
+    let expected = le_to_ne(&fixture.expected, 8);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row.len(), 6);
+        for (j, printed) in row.iter().enumerate() {
+            let at = (i * 53 + j) * 8;
+            let value = f64::from_ne_bytes(expected[at..at + 8].try_into().unwrap());
+            assert_eq!(printed, &Value::Float(value).to_string(), "[{i}, {j}]");
+        }
+    }
+}
+
+/// Stores zarr-python cannot decode either: an error naming the codec.
+#[test]
+fn undecodable_stores_give_an_error_naming_the_codec() {
+    let dir = fixtures_root().join("zarr-python/decode_errors");
+    let names = common::fixture_names(&dir);
+    assert_eq!(names.len(), 2);
+    for name in names {
+        let store = dir.join(format!("{name}.zarr"));
+        let store = store.to_str().unwrap();
+        let message = run(&[store]).unwrap_err();
+        assert!(
+            message.starts_with(&format!("cannot read {store}: ")) || message.starts_with(store),
+            "{message}"
+        );
+        let codec = name.split('_').next().unwrap();
+        let codec = if codec == "cv" {
+            "cast_value"
+        } else {
+            "scale_offset"
+        };
+        assert!(message.contains(codec), "{message}");
+    }
+}
+
+#[test]
+fn errors_in_words() {
+    let missing = fixtures_root().join("no-such-store.zarr");
+    let missing = missing.to_str().unwrap();
+    assert_eq!(
+        run(&[missing]).unwrap_err(),
+        format!(
+            "no such directory {missing}: give the path of a Zarr V3 store (a directory holding zarr.json)"
+        )
+    );
+
+    let not_a_store = fixtures_root();
+    let not_a_store = not_a_store.to_str().unwrap();
+    assert_eq!(
+        run(&[not_a_store]).unwrap_err(),
+        format!(
+            "no zarr.json at {not_a_store}/zarr.json: give the directory or URL of a Zarr V3 store, or add --array /path/inside it"
+        )
+    );
+
+    let store = fixtures_root().join("zarr-python/so_f32.zarr");
+    let store = store.to_str().unwrap();
+    assert_eq!(
+        run(&[store, "--array", "/nothing"]).unwrap_err(),
+        format!(
+            "no zarr.json at {store}/nothing/zarr.json: check the --array path (run without --array to list a group's arrays)"
+        )
+    );
+    assert!(
+        run(&[store, "--array"])
+            .unwrap_err()
+            .starts_with("--array needs a path")
+    );
+    assert!(
+        run(&[])
+            .unwrap_err()
+            .starts_with("usage: inspect PATH_OR_URL")
+    );
+
+    let server = HttpServer::serve(&fixtures_root()).unwrap();
+    let url = format!("{}/zarr-python/nothing.zarr", server.url());
+    assert!(
+        run(&[&url])
+            .unwrap_err()
+            .starts_with(&format!("no zarr.json at {url}/zarr.json: ")),
+    );
+}
+
+/// Copy the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A group holding two arrays, one of them in a subgroup and with the bare
+/// string `"bytes"` as a codec: listed, and each inspected with `--array`.
+#[test]
+fn arrays_inside_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let group = dir.path().join("product.zarr");
+    let group_json = r#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
+    std::fs::create_dir_all(group.join("bands")).unwrap();
+    std::fs::write(group.join("zarr.json"), group_json).unwrap();
+    std::fs::write(group.join("bands/zarr.json"), group_json).unwrap();
+    copy_tree(
+        &fixtures_root().join("zarr-python/sharded_so_cv_f64_u8_nan.zarr"),
+        &group.join("reflectance"),
+    );
+    let uint8 = group.join("bands/mask");
+    copy_tree(
+        &fixtures_root().join("zarr-python-core/bytes_uint8.zarr"),
+        &uint8,
+    );
+    let metadata = std::fs::read_to_string(uint8.join("zarr.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&metadata).unwrap();
+    json["codecs"] = serde_json::json!(["bytes"]);
+    std::fs::write(uint8.join("zarr.json"), json.to_string()).unwrap();
+
+    let group = group.to_str().unwrap();
+    let listing = run(&[group]).unwrap();
+    assert_eq!(
+        listing,
+        format!(
+            "group      {group}\n  array    /bands/mask\n  array    /reflectance\ninspect one with: --array PATH\n"
+        )
+    );
+    let mask = run(&[group, "--array", "/bands/mask"]).unwrap();
+    assert_eq!(
+        field(&mask, "array"),
+        format!("{group} (array /bands/mask)")
+    );
+    assert_eq!(field(&mask, "codecs"), "bytes");
+    assert_eq!(field(&mask, "data type"), "uint8");
+    let reflectance = run(&[group, "--array", "reflectance"]).unwrap();
+    assert_eq!(field(&reflectance, "shape"), "[37, 53]");
+
+    // Over HTTP a plain group cannot be listed: the error says what to do.
+    let server = HttpServer::serve(dir.path()).unwrap();
+    let url = format!("{}/product.zarr", server.url());
+    assert!(
+        run(&[&url])
+            .unwrap_err()
+            .ends_with("an HTTP store cannot be listed: pass --array /path/to/array")
+    );
+    let over_http = run(&[&url, "--array", "/bands/mask"]).unwrap();
+    assert_eq!(field(&over_http, "codecs"), "bytes");
+}

@@ -250,14 +250,22 @@ mod tests {
             .build(store, "/")
             .unwrap();
         let values: Vec<u16> = (0..35).collect();
-        array.store_array_subset(&array.subset_all(), values.clone()).unwrap();
+        array
+            .store_array_subset(&array.subset_all(), values.clone())
+            .unwrap();
         array.erase_chunk(&[1, 1]).unwrap(); // rows 2..4, columns 3..6: fill value
         let mut out = vec![u16::MAX; 35];
         array
             .retrieve_array_subset_into_slice(&array.subset_all(), &mut out)
             .unwrap();
         let want: Vec<u16> = (0..35)
-            .map(|i| if (2..4).contains(&(i / 7)) && (3..6).contains(&(i % 7)) { 999 } else { i })
+            .map(|i| {
+                if (2..4).contains(&(i / 7)) && (3..6).contains(&(i % 7)) {
+                    999
+                } else {
+                    i
+                }
+            })
             .collect();
         assert_eq!(out, want);
         let window = ArraySubset::new_with_ranges(&[1..4, 2..5]);

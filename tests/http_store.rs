@@ -35,10 +35,12 @@ fn a_window_fetches_only_its_inner_chunk() {
         total(&report.window),
         report.window
     );
-    // The whole array: every shard, each fetched once (index and inner
-    // chunks; none twice).
+    // The whole array: every shard is fetched (its index and inner chunks;
+    // none twice). Edge inner chunks are read only as far as the array
+    // reaches (`scale_offset` / `cast_value` read whole rows of the part
+    // inside), so the total can be below the shards' size.
     assert_eq!(report.store_chunks, 2 * 388 + 4 * 196);
-    assert!(total(&report.whole) >= report.store_chunks);
+    assert_eq!(report.whole.len(), 6, "every shard file: {report:?}");
     assert!(
         total(&report.whole) <= 2 * report.store_chunks,
         "{report:?}"

@@ -442,31 +442,47 @@ impl zarrs::array::codec::api::BytesPartialDecoderTraits for CountingBytes {
     }
 }
 
-/// A window that cuts the rows of a 64 x 64 uint8 chunk is read as one
-/// range of whole rows (not one per row), and decodes to the window's
-/// values: element (y, x) was written as (y * 64 + x) % 251.
-#[test]
-fn partial_decode_of_a_window_reads_one_range() {
-    let codec = create(json!({ "data_type": "uint8" })).unwrap();
-    let (dt, fv) = (data_type::float64(), FillValue::from(0f64));
-    let chunk: Vec<NonZeroU64> = vec![NonZeroU64::new(64).unwrap(); 2];
+/// `codec`'s partial decoder over `bytes`, a `side` x `side` uint8 chunk
+/// that counts the ranges read, decoding to float64.
+fn counting_partial(
+    codec: &Arc<dyn ArrayToArrayCodecTraits>,
+    side: u64,
+    bytes: Vec<u8>,
+) -> (
+    Arc<CountingBytes>,
+    Arc<dyn zarrs::array::codec::api::ArrayPartialDecoderTraits>,
+) {
+    let chunk: Vec<NonZeroU64> = vec![NonZeroU64::new(side).unwrap(); 2];
     let source = Arc::new(CountingBytes {
-        bytes: (0..64 * 64).map(|i| (i % 251) as u8).collect(),
+        bytes,
         ranges: std::sync::Mutex::new(Vec::new()),
     });
+    let options = CodecOptions::default();
     let input = Arc::new(BytesCodec::default())
         .partial_decoder(
             source.clone(),
             &chunk,
             &data_type::uint8(),
             &FillValue::from(0u8),
-            &CodecOptions::default(),
+            &options,
         )
         .unwrap();
+    let (dt, fv) = (data_type::float64(), FillValue::from(0f64));
     let partial = codec
         .clone()
-        .partial_decoder(input, &chunk, &dt, &fv, &CodecOptions::default())
+        .partial_decoder(input, &chunk, &dt, &fv, &options)
         .unwrap();
+    (source, partial)
+}
+
+/// A window that cuts the rows of a 64 x 64 uint8 chunk is read as one
+/// range of whole rows (not one per row), and decodes to the window's
+/// values: element (y, x) was written as (y * 64 + x) % 251.
+#[test]
+fn partial_decode_of_a_window_reads_one_range() {
+    let codec = create(json!({ "data_type": "uint8" })).unwrap();
+    let bytes = (0..64 * 64).map(|i| (i % 251) as u8).collect();
+    let (source, partial) = counting_partial(&codec, 64, bytes);
     let window = ArraySubset::new_with_ranges(&[10..30, 5..17]);
     let decoded = partial
         .partial_decode(&window, &CodecOptions::default())
@@ -487,23 +503,7 @@ fn partial_decode_of_a_window_reads_one_range() {
 
     // A thin column of a large chunk still reads only its own bytes: one
     // range per row (a whole-row slab would be 16 MiB for 4 KiB).
-    let big: Vec<NonZeroU64> = vec![NonZeroU64::new(4096).unwrap(); 2];
-    let source = Arc::new(CountingBytes {
-        bytes: vec![7u8; 4096 * 4096],
-        ranges: std::sync::Mutex::new(Vec::new()),
-    });
-    let input = Arc::new(BytesCodec::default())
-        .partial_decoder(
-            source.clone(),
-            &big,
-            &data_type::uint8(),
-            &FillValue::from(0u8),
-            &CodecOptions::default(),
-        )
-        .unwrap();
-    let partial = codec
-        .partial_decoder(input, &big, &dt, &fv, &CodecOptions::default())
-        .unwrap();
+    let (source, partial) = counting_partial(&codec, 4096, vec![7u8; 4096 * 4096]);
     let column = ArraySubset::new_with_ranges(&[0..4096, 9..10]);
     let decoded = partial
         .partial_decode(&column, &CodecOptions::default())

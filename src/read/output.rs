@@ -80,6 +80,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore)] // megabytes of buffer; the advice is a no-op under Miri
     fn small_outputs_are_not_advised() {
         let mut v = vec![0u8; HUGE_PAGE_ADVICE_MIN_BYTES - 1];
         assert!(!advise_huge_pages(&mut v));
@@ -87,7 +88,12 @@ mod tests {
 
     #[test]
     fn zeroed_output_is_zero_and_sized() {
-        for len in [0usize, 1, 7, (HUGE_PAGE_ADVICE_MIN_BYTES / 8) + 3] {
+        let large = if cfg!(miri) {
+            1000
+        } else {
+            (HUGE_PAGE_ADVICE_MIN_BYTES / 8) + 3
+        };
+        for len in [0usize, 1, 7, large] {
             let v = zeroed_output::<f64>(len);
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|x| x.to_bits() == 0));
@@ -96,6 +102,7 @@ mod tests {
 
     /// The advice keeps the contents: write a pattern, advise, read it back.
     #[test]
+    #[cfg_attr(miri, ignore)] // megabytes of buffer; the advice is a no-op under Miri
     fn advice_keeps_contents() {
         let len = HUGE_PAGE_ADVICE_MIN_BYTES * 2 + 12_345;
         let mut v: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
@@ -111,6 +118,7 @@ mod tests {
 
     /// An unaligned start is rounded up to a page inside the buffer.
     #[test]
+    #[cfg_attr(miri, ignore)] // megabytes of buffer; the advice is a no-op under Miri
     fn unaligned_start_is_advised_inside_the_buffer() {
         let mut v = vec![1u8; HUGE_PAGE_ADVICE_MIN_BYTES + 4096 * 3];
         let slice = &mut v[1..];

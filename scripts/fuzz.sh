@@ -23,6 +23,7 @@ flags="${FUZZ_FLAGS:--a}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 [ -d fuzz/seeds ] || cargo run --quiet --example fuzz_seeds
 
+failed=()
 for target in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$target" "fuzz/logs"
     echo "== $target: ${seconds}s"
@@ -32,6 +33,7 @@ for target in "${targets[@]}"; do
         2>&1 | tee "fuzz/logs/$target.log" | grep -E "INITED|DONE|panicked|ERROR|SUMMARY|stat::" || true
     if grep -qE "ERROR: libFuzzer|panicked" "fuzz/logs/$target.log"; then
         echo "$target: crash, see fuzz/logs/$target.log and fuzz/artifacts/$target/" >&2
-        exit 1
+        failed+=("$target")
     fi
 done
+[ ${#failed[@]} -eq 0 ] || { echo "crashed: ${failed[*]}" >&2; exit 1; }

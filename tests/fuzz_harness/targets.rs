@@ -253,6 +253,9 @@ fn decode_chunk(metadata: Value, selector: &[u8], chunk: &[u8]) {
     if !acceptable(&metadata) {
         return;
     }
+    if !shard_index_is_sane(&metadata, chunk) {
+        return;
+    }
     let Ok(metadata) = serde_json::from_value::<ArrayMetadataV3>(metadata) else {
         return;
     };
@@ -312,6 +315,84 @@ fn decode_chunk(metadata: Value, selector: &[u8], chunk: &[u8]) {
             );
         }
     }
+}
+
+/// ZARRS-AVOID(shard-index-overflow): zarrs 0.23.14's `sharding_indexed`
+/// decoder adds an index entry's offset and size unchecked
+/// (`sharding_codec.rs:347`, "attempt to add with overflow" with debug
+/// assertions). A shard (chunk 0 of an array whose only array -> bytes codec
+/// is `sharding_indexed`, index `bytes` + optional `crc32c`) is fed only if
+/// every entry is "missing" (both `u64::MAX`) or its end fits in a `u64`;
+/// other sharding layouts (nested, other index codecs) are not fed at all.
+fn shard_index_is_sane(metadata: &Value, chunk: &[u8]) -> bool {
+    let text = metadata.to_string();
+    let count = text.matches("\"sharding_indexed\"").count();
+    if count == 0 {
+        return true;
+    }
+    let codecs = metadata["codecs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let [sharding] = codecs else {
+        return false;
+    };
+    let config = &sharding["configuration"];
+    if count != 1 || sharding["name"] != "sharding_indexed" {
+        return false;
+    }
+    let (Some(outer), Some(inner)) = (
+        metadata["chunk_grid"]["configuration"]["chunk_shape"].as_array(),
+        config["chunk_shape"].as_array(),
+    ) else {
+        return false;
+    };
+    let mut n: u64 = 1;
+    for (o, i) in outer.iter().zip(inner) {
+        let (Some(o), Some(i)) = (o.as_u64(), i.as_u64()) else {
+            return false;
+        };
+        if i == 0 {
+            return false;
+        }
+        n = n.saturating_mul(o.div_ceil(i));
+    }
+    let index_codecs = config["index_codecs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let (big, crc) = match index_codecs {
+        [b] if b["name"] == "bytes" => (b["configuration"]["endian"] == "big", false),
+        [b, c] if b["name"] == "bytes" && c["name"] == "crc32c" => {
+            (b["configuration"]["endian"] == "big", true)
+        }
+        _ => return false,
+    };
+    let Some(len) = n.checked_mul(16).and_then(|l| usize::try_from(l).ok()) else {
+        return false;
+    };
+    let total = len + if crc { 4 } else { 0 };
+    if chunk.len() < total {
+        // Too short for its index: zarrs refuses it before reading entries.
+        return true;
+    }
+    let index = if config["index_location"] == "start" {
+        &chunk[..len]
+    } else {
+        &chunk[chunk.len() - total..chunk.len() - total + len]
+    };
+    index.chunks_exact(16).all(|entry| {
+        let read = |b: &[u8]| {
+            let b: [u8; 8] = b.try_into().unwrap();
+            if big {
+                u64::from_be_bytes(b)
+            } else {
+                u64::from_le_bytes(b)
+            }
+        };
+        let (offset, size) = (read(&entry[..8]), read(&entry[8..]));
+        (offset == u64::MAX && size == u64::MAX) || offset.checked_add(size).is_some()
+    })
 }
 
 /// A memory store whose byte ranges are checked: zarrs' `MemoryStore`

@@ -20,9 +20,12 @@ pub mod targets;
 
 pub use targets::{configuration, decode, differential, round_trip};
 
+/// A target: its name and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [Target; 4] = [
     ("configuration", configuration),
     ("decode", decode),
     ("round_trip", round_trip),

@@ -125,9 +125,10 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
             V::F(x) if bits == 64 || from.kind == (Kind::Float { bits: 32 }) => Ok(Some(V::F(x))),
             V::F(x) => {
                 let narrowed = f64::from(x as f32);
-                if narrowed == x || x.is_nan() || x.is_infinite() {
-                    Ok(Some(V::F(narrowed)))
-                } else if rounding == "nearest-even" && x.abs() <= f64::from(f32::MAX) {
+                // Exact, non-finite, or rounded to nearest-even within range
+                // (what `as f32` does); other modes have no model here.
+                let exact = narrowed == x || x.is_nan() || x.is_infinite();
+                if exact || (rounding == "nearest-even" && x.abs() <= f64::from(f32::MAX)) {
                     Ok(Some(V::F(narrowed)))
                 } else {
                     Ok(None)

@@ -16,16 +16,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The codec names in the order of `CODEC_NAMES` in `tests/fuzz_harness`.
-const CODEC_NAMES: [&str; 7] = [
-    "scale_offset",
-    "cast_value",
-    "bytes",
-    "transpose",
-    "packbits",
-    "zarrs.vlen",
-    "endian",
-];
+// The harness the targets share, for its codec names (the `configuration`
+// target's first byte indexes them).
+#[path = "../tests/fuzz_harness/mod.rs"]
+mod fuzz_harness;
+
+use fuzz_harness::targets::CODEC_NAMES;
 
 fn stores(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

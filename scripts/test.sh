@@ -11,8 +11,12 @@ bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/selftest_check_zarrs_written.py
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo check --features async
+cargo clippy --all-targets --features async -- -D warnings
 cargo test --all-targets
+# The async partial decoders through a real async store (object_store's
+# local file system); tests/fuzz_replay.rs (in --all-targets above) replays
+# the fuzz corpus.
+cargo test --features async --test async_stores
 cargo test --doc
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).

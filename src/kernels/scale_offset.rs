@@ -215,9 +215,10 @@ pub fn decode_bytes_into(
     apply_bytes_into(Direction::Decode, data_type, src, dst, offset, scale)
 }
 
-/// `true` if `offset` / `scale` (as for [`encode_bytes`]) make the codec the
+/// `true` if `offset` / `scale` (as for [`encode_bytes`]) make encoding the
 /// identity: an offset of integer `0` or `+0.0` (or empty) and a scale of `1`
-/// (or empty).
+/// (or empty). Decoding is then the identity too for integer types; for
+/// float types it maps `-0.0` to `+0.0` (`-0.0 / 1 + 0.0`).
 ///
 /// Returns `false` if a length does not match the type.
 #[must_use]
@@ -236,6 +237,15 @@ pub fn is_identity(data_type: NumericType, offset: &[u8], scale: &[u8]) -> bool 
                 Value::Float(v) => v == 1.0,
             };
     offset_is_zero && scale_is_one
+}
+
+/// `true` if the pass in `direction` can be skipped: [`is_identity`], and for
+/// float types only when encoding. Decoding computes `x / 1 + 0`, which IEEE
+/// arithmetic (and zarr-python, which always computes it) maps from `-0.0`
+/// to `+0.0`; encoding computes `(x - 0) * 1`, which keeps every value.
+fn skips(direction: Direction, data_type: NumericType, offset: &[u8], scale: &[u8]) -> bool {
+    is_identity(data_type, offset, scale)
+        && (direction == Direction::Encode || !data_type.is_float())
 }
 
 /// An element type with a native Rust counterpart, for the typed entry points
@@ -376,7 +386,7 @@ fn apply(
     if !len.is_multiple_of(size) {
         return Err(ScaleOffsetError::DataLength { len, data_type });
     }
-    if is_identity(data_type, offset, scale) {
+    if skips(direction, data_type, offset, scale) {
         io.copy();
         return Ok(());
     }
@@ -1630,6 +1640,30 @@ mod tests {
         assert_eq!(u16::from_ne_bytes(b), 500);
         assert!(is_identity(NumericType::Float32, &[], &[]));
         assert!(!is_identity(NumericType::Float32, &[], &2f32.to_ne_bytes()));
+    }
+
+    #[test]
+    fn decoding_negative_zero_without_offset_gives_positive_zero() {
+        // Found by the `round_trip` fuzz target: `x / 1 + 0` is `+0.0` for
+        // `x = -0.0` in IEEE arithmetic (numpy, so zarr-python, agrees);
+        // encoding `(x - 0) * 1` keeps `-0.0`.
+        for (offset, scale) in [
+            (vec![], vec![]),
+            (0f64.to_ne_bytes().to_vec(), 1f64.to_ne_bytes().to_vec()),
+        ] {
+            let mut bytes = (-0.0f64).to_ne_bytes().to_vec();
+            encode_bytes(NumericType::Float64, &mut bytes, &offset, &scale).unwrap();
+            assert_eq!(bytes, (-0.0f64).to_ne_bytes());
+            decode_bytes(NumericType::Float64, &mut bytes, &offset, &scale).unwrap();
+            assert_eq!(bytes, 0.0f64.to_ne_bytes());
+        }
+        let mut bytes = (-0.0f32).to_ne_bytes().to_vec();
+        decode_bytes(NumericType::Float32, &mut bytes, &[], &[]).unwrap();
+        assert_eq!(bytes, 0.0f32.to_ne_bytes());
+        // Integers have one zero: still skipped, still exact.
+        let mut bytes = (-5i16).to_ne_bytes().to_vec();
+        decode_bytes(NumericType::Int16, &mut bytes, &[], &[]).unwrap();
+        assert_eq!(bytes, (-5i16).to_ne_bytes());
     }
 
     /// Reproducible random bit patterns.

@@ -150,7 +150,10 @@ impl Params {
         threads: usize,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let (data_type, offset, scale) = (self.data_type, &self.offset, &self.scale);
-        if is_identity(data_type, offset, scale) {
+        // Floats are decoded even by the identity: `-0.0 / 1 + 0` is `+0.0`.
+        if is_identity(data_type, offset, scale)
+            && (direction == Direction::Encode || !data_type.is_float())
+        {
             return Ok(ArrayBytes::new_flen(bytes));
         }
         let size = data_type.size();

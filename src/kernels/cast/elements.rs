@@ -145,6 +145,7 @@ macro_rules! impl_wide_float {
                     }
                     _ => {
                         let nearest = (self + MAGIC) - MAGIC;
+                        // SAFETY: as for `truncated` above.
                         let n = unsafe { nearest.to_int_unchecked::<i32>() };
                         match MODE {
                             TOWARDS_NEGATIVE => n - i32::from(nearest > self),

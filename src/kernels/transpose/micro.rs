@@ -108,6 +108,8 @@ mod sse2 {
 
     /// 8 x 8 `u16`; `sx` / `dy` in bytes.
     pub(super) unsafe fn block_u16(src: *const u8, sx: usize, dst: *mut u8, dy: usize) {
+        // SAFETY: see the module comment above (SSE2 baseline, rows checked
+        // by `fits`).
         unsafe {
             let r = |x: usize| _mm_loadu_si128(src.add(x * sx).cast::<__m128i>());
             let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
@@ -148,6 +150,8 @@ mod sse2 {
 
     /// 4 x 4 `u32`; `sx` / `dy` in bytes.
     pub(super) unsafe fn block_u32(src: *const u8, sx: usize, dst: *mut u8, dy: usize) {
+        // SAFETY: see the module comment above (SSE2 baseline, rows checked
+        // by `fits`).
         unsafe {
             let r = |x: usize| _mm_loadu_si128(src.add(x * sx).cast::<__m128i>());
             let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
@@ -170,6 +174,8 @@ mod sse2 {
 
     /// 2 x 2 `u64`; `sx` / `dy` in bytes.
     pub(super) unsafe fn block_u64(src: *const u8, sx: usize, dst: *mut u8, dy: usize) {
+        // SAFETY: see the module comment above (SSE2 baseline, rows checked
+        // by `fits`).
         unsafe {
             let r0 = _mm_loadu_si128(src.cast::<__m128i>());
             let r1 = _mm_loadu_si128(src.add(sx).cast::<__m128i>());

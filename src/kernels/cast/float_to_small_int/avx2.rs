@@ -134,6 +134,7 @@ pub(super) struct SplatF64 {
 impl Source for f64 {
     type Splat = SplatF64;
 
+    // SAFETY: the contract is the trait's (`# Safety` on `Source`).
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn splat(map: &Map<f64>, lo: i32, hi: i32) -> SplatF64 {
@@ -149,6 +150,7 @@ impl Source for f64 {
         }
     }
 
+    // SAFETY: the contract is the trait's (`# Safety` on `Source`).
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn group<const ROUND: i32, const MAP: u8, const CLAMP: bool>(
@@ -199,6 +201,7 @@ pub(super) struct SplatF32 {
 impl Source for f32 {
     type Splat = SplatF32;
 
+    // SAFETY: the contract is the trait's (`# Safety` on `Source`).
     #[inline]
     #[target_feature(enable = "avx2")]
     #[allow(clippy::cast_precision_loss)]
@@ -216,6 +219,7 @@ impl Source for f32 {
         }
     }
 
+    // SAFETY: the contract is the trait's (`# Safety` on `Source`).
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn group<const ROUND: i32, const MAP: u8, const CLAMP: bool>(

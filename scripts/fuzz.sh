@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs each fuzz target in fuzz/ for N seconds (default 60) on nightly, under
+# AddressSanitizer (cargo-fuzz's default) with debug assertions, one process,
+# starting from the committed corpus plus seeds written from fixtures/.
+# New inputs land in fuzz/corpus/<target>/ (minimise before committing:
+# `cargo +nightly fuzz cmin <target>`); crashes in fuzz/artifacts/<target>/.
+#
+#   bash scripts/fuzz.sh 60            # every target, 60 s each
+#   bash scripts/fuzz.sh 600 decode    # one target
+#   FUZZ_FLAGS=-D bash scripts/fuzz.sh # unoptimised build instead of -O -a
+#
+# Not part of scripts/test.sh (needs nightly); tests/fuzz_replay.rs replays
+# the corpus on stable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(configuration decode round_trip differential)
+flags="${FUZZ_FLAGS:--a}"
+
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+[ -d fuzz/seeds ] || cargo run --quiet --example fuzz_seeds
+
+failed=()
+for target in "${targets[@]}"; do
+    mkdir -p "fuzz/corpus/$target" "fuzz/logs"
+    echo "== $target: ${seconds}s"
+    (cd fuzz && cargo +nightly fuzz run $flags "$target" \
+        "corpus/$target" "seeds/$target" -- \
+        -max_total_time="$seconds" -print_final_stats=1) \
+        2>&1 | tee "fuzz/logs/$target.log" | grep -E "INITED|DONE|panicked|ERROR|SUMMARY|stat::" || true
+    if grep -qE "ERROR: libFuzzer|panicked" "fuzz/logs/$target.log"; then
+        echo "$target: crash, see fuzz/logs/$target.log and fuzz/artifacts/$target/" >&2
+        failed+=("$target")
+    fi
+done
+[ ${#failed[@]} -eq 0 ] || { echo "crashed: ${failed[*]}" >&2; exit 1; }

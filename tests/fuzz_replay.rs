@@ -1,0 +1,63 @@
+//! Replays every committed fuzz input (`fuzz/corpus/<target>/` and
+//! `fuzz/regressions/<target>/`) through the functions the libFuzzer targets
+//! in `fuzz/` call, so the properties they check hold on stable Rust, in CI,
+//! without nightly. `scripts/fuzz.sh` runs the targets themselves.
+
+#[path = "fuzz_harness/mod.rs"]
+mod fuzz_harness;
+
+use std::path::Path;
+
+/// Every file under `fuzz/<kind>/<target>/`, sorted.
+fn inputs(kind: &str, target: &str) -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join(kind)
+        .join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn replay(target: &str) {
+    let (_, run) = fuzz_harness::TARGETS
+        .iter()
+        .find(|(name, _)| *name == target)
+        .unwrap();
+    let corpus = inputs("corpus", target);
+    assert!(
+        !corpus.is_empty(),
+        "fuzz/corpus/{target}/ is empty: the replay would prove nothing"
+    );
+    for file in corpus.iter().chain(&inputs("regressions", target)) {
+        let data = std::fs::read(file).unwrap();
+        let outcome = std::panic::catch_unwind(|| run(&data));
+        assert!(outcome.is_ok(), "{target}: {} panics", file.display());
+    }
+}
+
+#[test]
+fn configuration_corpus() {
+    replay("configuration");
+}
+
+#[test]
+fn decode_corpus() {
+    replay("decode");
+}
+
+#[test]
+fn round_trip_corpus() {
+    replay("round_trip");
+}
+
+#[test]
+fn differential_corpus() {
+    replay("differential");
+}

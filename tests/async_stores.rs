@@ -124,3 +124,54 @@ async fn fixture_stores_read_the_same_through_an_async_object_store() {
     assert!(checked >= 100, "only {checked} fixture stores read");
     assert!(partial_reads >= 150, "only {partial_reads} partial reads");
 }
+
+/// `AsyncArrayReadExt` over the async store gives what the sync
+/// `ArrayReadExt` and zarrs' byte read give, for every float64 fixture store
+/// (the zarr-python chains, sharded ones included), whole and in windows;
+/// the slice form is filled with a pattern first.
+#[tokio::test(flavor = "current_thread")]
+async fn typed_async_reads_equal_the_sync_ones() {
+    use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
+    let mut checked = 0;
+    for (dir, _) in fixture_dirs() {
+        for name in fixture_names(&dir) {
+            let path = dir.join(format!("{name}.zarr"));
+            let sync = Array::open(Arc::new(FilesystemStore::new(&path).unwrap()), "/");
+            let Ok(sync) = sync else { continue };
+            if sync.data_type().to_string() != "float64 / <f8" {
+                continue;
+            }
+            let meta: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(dir.join(format!("{name}.expected.json"))).unwrap(),
+            )
+            .unwrap();
+            let object_store = LocalFileSystem::new_with_prefix(&path).unwrap();
+            let array = Array::async_open(Arc::new(AsyncObjectStore::new(object_store)), "/")
+                .await
+                .unwrap();
+            for subset in subsets(&meta, array.shape()) {
+                let want: Vec<f64> = sync.retrieve_array_subset_vec(&subset).unwrap();
+                let got = array
+                    .async_retrieve_array_subset_vec::<f64>(&subset)
+                    .await
+                    .unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{name}: {subset:?}");
+                let mut slice = vec![f64::from_bits(0xA5A5_A5A5_A5A5_A5A5); want.len()];
+                array
+                    .async_retrieve_array_subset_into_slice(&subset, &mut slice)
+                    .await
+                    .unwrap();
+                assert_eq!(bits(&slice), bits(&want), "{name}: slice {subset:?}");
+            }
+            // The element type is checked as in the sync form.
+            let err = array
+                .async_retrieve_array_subset_vec::<f32>(&array.subset_all())
+                .await
+                .unwrap_err();
+            assert!(err.to_string().contains("f32 (4 bytes)"), "{err}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} float64 stores");
+}

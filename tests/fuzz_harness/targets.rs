@@ -302,6 +302,7 @@ fn decode_chunk(metadata: Value, selector: &[u8], chunk: &[u8]) {
         let window = ArraySubset::new_with_ranges(&ranges);
         let by_chunk_subset = array.retrieve_chunk_subset::<ArrayBytes<'static>>(&indices, &window);
         let by_array_subset = array.retrieve_array_subset::<ArrayBytes<'static>>(&window);
+        typed_reads_agree(&array, &window, &by_array_subset);
         if let (Ok(a), Ok(b)) = (&by_chunk_subset, &by_array_subset) {
             assert_eq!(a, b, "chunk subset and array subset {ranges:?} differ");
         }
@@ -315,6 +316,71 @@ fn decode_chunk(metadata: Value, selector: &[u8], chunk: &[u8]) {
             );
         }
     }
+}
+
+/// `ArrayReadExt`'s typed reads of `window` (a new vector, and a slice
+/// filled with a pattern first) give what zarrs' byte read gave, or both fail.
+fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    window: &ArraySubset,
+    zarrs_read: &Result<ArrayBytes<'static>, zarrs::array::ArrayError>,
+) {
+    fn as_type<T, S>(
+        array: &Array<S>,
+        window: &ArraySubset,
+        zarrs_read: &Result<ArrayBytes<'static>, zarrs::array::ArrayError>,
+    ) where
+        T: zarrs::array::Element + bytemuck::Pod,
+        S: ?Sized + ReadableStorageTraits + 'static,
+    {
+        use zarrs_extension_codecs::ArrayReadExt;
+        let typed = array.retrieve_array_subset_vec::<T>(window);
+        let mut slice = vec![T::zeroed(); window.num_elements_usize()];
+        bytemuck::cast_slice_mut::<T, u8>(&mut slice).fill(0xA5);
+        let sliced = array.retrieve_array_subset_into_slice::<T>(window, &mut slice);
+        match (zarrs_read, typed, sliced) {
+            (Ok(ArrayBytes::Fixed(want)), Ok(typed), Ok(())) => {
+                assert_eq!(
+                    bytemuck::cast_slice::<T, u8>(&typed),
+                    &want[..],
+                    "typed vec"
+                );
+                assert_eq!(
+                    bytemuck::cast_slice::<T, u8>(&slice),
+                    &want[..],
+                    "typed slice"
+                );
+            }
+            (Err(_), Err(_), Err(_)) => {}
+            (want, typed, sliced) => panic!(
+                "typed reads disagree with zarrs: zarrs ok {}, vec ok {}, slice ok {}",
+                want.is_ok(),
+                typed.is_ok(),
+                sliced.is_ok()
+            ),
+        }
+    }
+    macro_rules! dispatch {
+        ($($t:ty),*) => {$(
+            if <$t as zarrs::array::Element>::validate_data_type(array.data_type()).is_ok() {
+                return as_type::<$t, S>(array, window, zarrs_read);
+            }
+        )*};
+    }
+    dispatch!(
+        u8,
+        i8,
+        u16,
+        i16,
+        u32,
+        i32,
+        u64,
+        i64,
+        f32,
+        f64,
+        half::f16,
+        half::bf16
+    );
 }
 
 /// ZARRS-AVOID(shard-index-overflow): zarrs 0.23.14's `sharding_indexed`

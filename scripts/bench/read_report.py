@@ -28,7 +28,7 @@ CASES = [
 
 
 def criterion_seconds(root: Path, group: str, row: str, threads: str) -> float | None:
-    est = root / group / row / threads / "new" / "estimates.json"
+    est = root / group / f"{row}_{threads}" / "new" / "estimates.json"
     if not est.exists():
         return None
     median_ns = json.loads(est.read_text())["median"]["point_estimate"]

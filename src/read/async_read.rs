@@ -68,7 +68,7 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
         options: &CodecOptions,
     ) -> Result<Vec<T>, ArrayError> {
         let len = checked_output_len::<T>("async_retrieve_array_subset_vec", self, subset)?;
-        let mut out = output::zeroed_output::<T>(len);
+        let mut out = output::zeroed_output::<T>(len, options.concurrent_target());
         self.async_retrieve_array_subset_into_slice_opt(subset, &mut out, options)
             .await?;
         Ok(out)

@@ -121,7 +121,7 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
         options: &CodecOptions,
     ) -> Result<Vec<T>, ArrayError> {
         let len = checked_output_len::<T>("retrieve_array_subset_vec", self, subset)?;
-        let mut out = output::zeroed_output::<T>(len);
+        let mut out = output::zeroed_output::<T>(len, options.concurrent_target());
         self.retrieve_array_subset_into_slice_opt(subset, &mut out, options)?;
         Ok(out)
     }

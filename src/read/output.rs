@@ -15,15 +15,51 @@ use bytemuck::Pod;
 /// page-aligned part holds at most one whole huge page.
 pub(crate) const HUGE_PAGE_ADVICE_MIN_BYTES: usize = 4 << 20;
 
-/// A zeroed `Vec<T>` of `len` elements, advised for huge pages when large.
+/// A zeroed `Vec<T>` of `len` elements, advised for huge pages when large,
+/// and faulted in on up to `threads` threads.
 ///
 /// The memory comes from `alloc_zeroed` (`calloc`), which for large sizes
-/// maps fresh zero pages without writing them, so the decode that fills the
-/// vector is the first to touch it and the advice still applies.
-pub(crate) fn zeroed_output<T: Pod>(len: usize) -> Vec<T> {
+/// maps fresh zero pages without writing them, so the advice still applies
+/// when the pages are first touched.
+pub(crate) fn zeroed_output<T: Pod>(len: usize, threads: usize) -> Vec<T> {
     let mut v = bytemuck::zeroed_vec::<T>(len);
-    advise_huge_pages(bytemuck::cast_slice_mut(v.as_mut_slice()));
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(v.as_mut_slice());
+    if advise_huge_pages(bytes) {
+        fault_in(bytes, threads);
+    }
     v
+}
+
+/// Bytes per part of [`fault_in`]: whole huge pages.
+const FAULT_PART_BYTES: usize = 2 << 20;
+
+/// Touch every page of `bytes` (which reads as zero) on up to `threads`
+/// threads, each over a contiguous part.
+///
+/// Left to the decode, the first touches come from zarrs' threads copying
+/// chunks that lie side by side in the output: a 2 MiB page spans rows of
+/// several chunks, so two threads fault the same huge page and one waits
+/// while the kernel zeroes it. Faulting contiguous parts first keeps the
+/// kernel's zeroing in parallel without that contention (measured: whole
+/// reads of 256 MiB on two threads, docs/performance.md).
+fn fault_in(bytes: &mut [u8], threads: usize) {
+    use rayon::prelude::*;
+    let parts = threads.clamp(1, rayon::current_num_threads().max(1));
+    if parts <= 1 {
+        return; // the decode faults the pages in as it goes, at no extra cost
+    }
+    let part = bytes
+        .len()
+        .div_ceil(parts)
+        .next_multiple_of(FAULT_PART_BYTES);
+    bytes.par_chunks_mut(part).for_each(|part| {
+        for page in part.chunks_mut(4096) {
+            // Volatile: the compiler may know that calloc's memory is zero
+            // and drop a plain store of zero.
+            // SAFETY: `page` is a live, exclusive, non-empty slice.
+            unsafe { std::ptr::write_volatile(page.as_mut_ptr(), 0) };
+        }
+    });
 }
 
 /// Advise the page-aligned part of `bytes` for transparent huge pages.
@@ -94,7 +130,7 @@ mod tests {
             (HUGE_PAGE_ADVICE_MIN_BYTES / 8) + 3
         };
         for len in [0usize, 1, 7, large] {
-            let v = zeroed_output::<f64>(len);
+            let v = zeroed_output::<f64>(len, 2);
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|x| x.to_bits() == 0));
         }

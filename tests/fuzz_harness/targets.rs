@@ -585,7 +585,7 @@ impl RoundTripCase {
                 .unwrap_or_else(|e| panic!("{what}: reading back what was written fails: {e}"))
         };
         match (written, &self.values) {
-            (Err(_), _) => self.check_write_error(),
+            (Err(e), _) => self.check_write_error(&e),
             (Ok(()), Elements::Strings(strings)) => {
                 let read: Vec<String> = array
                     .retrieve_array_subset(&all)
@@ -616,14 +616,14 @@ impl RoundTripCase {
 
     /// Writing failed: only allowed where the model says an element (or the
     /// fill value, which zarrs encodes for partial chunks) cannot be encoded.
-    fn check_write_error(&self) {
+    fn check_write_error(&self, error: &zarrs::array::ArrayError) {
         let Elements::Fixed(input) = &self.values else {
-            panic!("{}: writing strings fails", self.metadata);
+            panic!("{}: writing strings fails: {error}", self.metadata);
         };
         let lossless = self.chain.scale_offset.is_none() && self.chain.cast.is_none();
         assert!(
             !lossless,
-            "{}: a lossless chain refuses valid values",
+            "{}: a lossless chain refuses valid values: {error}",
             self.metadata
         );
         if !self.numeric() {
@@ -637,7 +637,7 @@ impl RoundTripCase {
         });
         assert!(
             !(fill_survives && elements_ok),
-            "{}: writing fails although every element and the fill value encode",
+            "{}: writing fails although every element and the fill value encode: {error}",
             self.metadata
         );
     }

@@ -210,6 +210,9 @@ fn fill_value_must_survive_encode_then_decode() {
     );
     // 3.0 is exact.
     assert_eq!(check(3.0).unwrap(), [1]);
+    // -0.0 encodes to 0 and decodes to +0.0, equal to -0.0: it survives (a
+    // fill value of 0 behind a `scale_offset` with a negative scale is -0.0).
+    assert_eq!(check(-0.0).unwrap(), [1]);
     // zarrs 0.23.14 passes a made-up zero fill value in
     // `recommended_concurrency`; that must not fail even if it cannot be cast.
     let codec =

@@ -9,7 +9,8 @@
 //!
 //! - [`retrieve_array_subset_vec`](ArrayReadExt::retrieve_array_subset_vec)
 //!   returns a new `Vec<T>`, allocated zeroed by the allocator (no extra
-//!   pass) and, from 4 MiB, advised for transparent huge pages on Linux;
+//!   pass) and, from 4 MiB, advised for transparent huge pages on Linux and
+//!   faulted in over the read's threads before the decode;
 //! - [`retrieve_array_subset_into_slice`](ArrayReadExt::retrieve_array_subset_into_slice)
 //!   fills a slice you own, so a reused buffer costs no allocation at all.
 //!

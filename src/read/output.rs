@@ -1,5 +1,6 @@
 //! Output buffers for whole reads: zeroed by the allocator (no write pass)
-//! and, when large, advised for transparent huge pages.
+//! and, when large, advised for transparent huge pages and faulted in over
+//! the read's threads.
 //!
 //! A fresh 256 MiB output is touched for the first time by the decode, and
 //! with 4 KiB pages that is 65,536 page faults, most of a warm read's time

@@ -26,6 +26,18 @@ const OVERRIDES: [Override; 6] = [
     vlen_v2::OVERRIDE_BYTES,
 ];
 
+/// Whether `name` is installed by [`register_overrides`] (zarrs has a
+/// built-in of that name) rather than registered on linking.
+pub(crate) fn is_override_name(name: &str) -> bool {
+    OVERRIDES.iter().any(|o| o.names.contains(&name))
+}
+
+/// Every name [`register_overrides`] installs.
+#[cfg(test)]
+pub(crate) fn override_names() -> impl Iterator<Item = &'static str> {
+    OVERRIDES.iter().flat_map(|o| o.names.iter().copied())
+}
+
 static HANDLES: OnceLock<Vec<CodecRuntimeRegistryHandleV3>> = OnceLock::new();
 
 /// Install this crate's `bytes`, `transpose`, `packbits`, `zarrs.vlen`,

@@ -16,6 +16,7 @@ use zarrs::metadata::v3::MetadataV3;
 use crate::codec::{
     bytes::BytesCodec, cast_value::CastValueCodec, packbits::PackBitsCodec,
     scale_offset::ScaleOffsetCodec, transpose::TransposeCodec, vlen::VlenCodec,
+    vlen_v2::VlenV2Codec,
 };
 
 /// One name this crate's codecs answer to, and what zarrs makes of it now.
@@ -32,12 +33,11 @@ pub struct CodecRegistration {
     pub needs_overrides: bool,
 }
 
-/// A name, a minimal valid configuration, whether it is an override, and
-/// whether a created codec is this crate's.
+/// A name, a minimal valid configuration, and whether a created codec is
+/// this crate's.
 struct Probe {
     name: &'static str,
     configuration: fn() -> serde_json::Value,
-    needs_overrides: bool,
     is_ours: fn(&dyn Any) -> bool,
 }
 
@@ -53,54 +53,56 @@ fn vlen_configuration() -> serde_json::Value {
     })
 }
 
-const PROBES: [Probe; 8] = [
+const PROBES: [Probe; 10] = [
     Probe {
         name: "scale_offset",
         configuration: empty,
-        needs_overrides: false,
         is_ours: |c| c.is::<ScaleOffsetCodec>(),
     },
     Probe {
         name: "cast_value",
         configuration: || json!({"data_type": "uint8"}),
-        needs_overrides: false,
         is_ours: |c| c.is::<CastValueCodec>(),
     },
     Probe {
         name: "bytes",
         configuration: || json!({"endian": "little"}),
-        needs_overrides: true,
         is_ours: |c| c.is::<BytesCodec>(),
     },
     Probe {
         name: "endian",
         configuration: || json!({"endian": "little"}),
-        needs_overrides: true,
         is_ours: |c| c.is::<BytesCodec>(),
     },
     Probe {
         name: "transpose",
         configuration: || json!({"order": [0]}),
-        needs_overrides: true,
         is_ours: |c| c.is::<TransposeCodec>(),
     },
     Probe {
         name: "packbits",
         configuration: empty,
-        needs_overrides: true,
         is_ours: |c| c.is::<PackBitsCodec>(),
     },
     Probe {
         name: "zarrs.vlen",
         configuration: vlen_configuration,
-        needs_overrides: true,
         is_ours: |c| c.is::<VlenCodec>(),
     },
     Probe {
         name: "https://codec.zarrs.dev/array_to_bytes/vlen",
         configuration: vlen_configuration,
-        needs_overrides: true,
         is_ours: |c| c.is::<VlenCodec>(),
+    },
+    Probe {
+        name: "vlen-utf8",
+        configuration: empty,
+        is_ours: |c| c.is::<VlenV2Codec>(),
+    },
+    Probe {
+        name: "vlen-bytes",
+        configuration: empty,
+        is_ours: |c| c.is::<VlenV2Codec>(),
     },
 ];
 
@@ -132,7 +134,7 @@ pub fn registered_codecs() -> Vec<CodecRegistration> {
         .map(|probe| CodecRegistration {
             name: probe.name,
             registered: creates_ours(probe),
-            needs_overrides: probe.needs_overrides,
+            needs_overrides: crate::overrides::is_override_name(probe.name),
         })
         .collect()
 }
@@ -151,5 +153,19 @@ fn creates_ours(probe: &Probe) -> bool {
         Ok(Codec::ArrayToBytes(codec)) => (probe.is_ours)(codec.as_any()),
         Ok(Codec::BytesToBytes(codec)) => (probe.is_ours)(codec.as_any()),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name `register_overrides` installs is probed, so a new override
+    /// cannot be left out of `registered_codecs`.
+    #[test]
+    fn every_override_is_probed() {
+        for name in crate::overrides::override_names() {
+            assert!(PROBES.iter().any(|p| p.name == name), "{name} not probed");
+        }
     }
 }

@@ -477,8 +477,11 @@ fn every_bad_input_is_an_error_naming_codec_field_and_value() {
                     println!("{}: {}", row.name, errors.join(" || "));
                 }
                 for error in errors {
-                    let missing: Vec<_> =
-                        row.expect.iter().filter(|e| !error.contains(*e)).collect();
+                    // The codec's name, then the row's field and value.
+                    let missing: Vec<_> = std::iter::once(&row.codec)
+                        .chain(row.expect)
+                        .filter(|e| !error.contains(**e))
+                        .collect();
                     if !missing.is_empty() {
                         failures.push(format!("{}: {missing:?} not in: {error}", row.name));
                     }

@@ -27,6 +27,8 @@ fn before_and_after_register_overrides() {
         "packbits",
         "zarrs.vlen",
         "https://codec.zarrs.dev/array_to_bytes/vlen",
+        "vlen-utf8",
+        "vlen-bytes",
     ];
     let names: Vec<&str> = registered_codecs().iter().map(|c| c.name).collect();
     assert_eq!(names, [&automatic[..], &overrides[..]].concat());

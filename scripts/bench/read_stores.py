@@ -56,31 +56,28 @@ def values() -> np.ndarray:
 def write(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     data = values()
-    whole = zarr.create_array(
-        store=str(root / "whole.zarr"),
-        shape=SHAPE,
-        chunks=CHUNKS,
-        dtype="float64",
-        fill_value=np.nan,
-        filters=chain(),
-        serializer=BytesCodec(),
-        compressors=None,
-        overwrite=True,
-    )
-    whole[...] = data
-    sharded = zarr.create_array(
-        store=str(root / "sharded.zarr"),
-        shape=SHAPE,
-        chunks=SHARDS,
-        dtype="float64",
-        fill_value=np.nan,
-        serializer=ShardingCodec(chunk_shape=INNER, codecs=[*chain(), BytesCodec()]),
-        compressors=None,
-        overwrite=True,
-    )
-    sharded[...] = data
+    layouts = {
+        "whole.zarr": {"chunks": CHUNKS, "filters": chain(), "serializer": BytesCodec()},
+        "sharded.zarr": {
+            "chunks": SHARDS,
+            "serializer": ShardingCodec(chunk_shape=INNER, codecs=[*chain(), BytesCodec()]),
+        },
+    }
+    arrays = []
+    for name, layout in layouts.items():
+        arr = zarr.create_array(
+            store=str(root / name),
+            shape=SHAPE,
+            dtype="float64",
+            fill_value=np.nan,
+            compressors=None,
+            overwrite=True,
+            **layout,
+        )
+        arr[...] = data
+        arrays.append(arr)
     # Check both read back as written before anyone times them.
-    for arr in (whole, sharded):
+    for arr in arrays:
         np.testing.assert_array_equal(arr[...], data)
     print(f"wrote {root}/whole.zarr and {root}/sharded.zarr with zarr {zarr.__version__}")
 

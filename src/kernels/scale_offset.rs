@@ -263,7 +263,12 @@ pub fn is_identity(data_type: NumericType, offset: &[u8], scale: &[u8]) -> bool 
 /// float types only when encoding. Decoding computes `x / 1 + 0`, which IEEE
 /// arithmetic (and zarr-python, which always computes it) maps from `-0.0`
 /// to `+0.0`; encoding computes `(x - 0) * 1`, which keeps every value.
-fn skips(direction: Direction, data_type: NumericType, offset: &[u8], scale: &[u8]) -> bool {
+pub(crate) fn skips(
+    direction: Direction,
+    data_type: NumericType,
+    offset: &[u8],
+    scale: &[u8],
+) -> bool {
     is_identity(data_type, offset, scale)
         && (direction == Direction::Encode || !data_type.is_float())
 }

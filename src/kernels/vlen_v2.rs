@@ -166,14 +166,15 @@ pub fn encode(data: &[u8], offsets: &[usize], out: &mut Vec<u8>) -> Result<(), V
     Ok(())
 }
 
-/// The byte range of each element of a chunk of `count` elements, checked
-/// against the chunk: the item count, every length field and element within
-/// the chunk, nothing after the last.
+/// Decode a chunk of `count` elements into the concatenated element bytes
+/// and their `count + 1` offsets, in one pass that checks the chunk: the
+/// item count, every length field and element within the chunk, nothing
+/// after the last.
 ///
 /// # Errors
 /// Any [`VlenV2Error`] except [`VlenV2Error::Utf8`], [`VlenV2Error::TooLarge`]
 /// and [`VlenV2Error::Input`].
-pub fn element_spans(chunk: &[u8], count: u64) -> Result<Vec<Range<usize>>, VlenV2Error> {
+pub fn decode(chunk: &[u8], count: u64) -> Result<(Vec<u8>, Vec<usize>), VlenV2Error> {
     let field = |at: usize| -> Option<u32> {
         let bytes = chunk.get(at..at.checked_add(LEN_SIZE)?)?;
         Some(u32::from_le_bytes(bytes.try_into().ok()?))
@@ -195,8 +196,11 @@ pub fn element_spans(chunk: &[u8], count: u64) -> Result<Vec<Range<usize>>, Vlen
             expected: needed,
         });
     }
-    // `count` fits: the chunk holds `count` length fields.
-    let mut spans = Vec::with_capacity(count as usize);
+    // `count` fits: the chunk holds `count` length fields, and every other
+    // byte of it is element data.
+    let mut data = Vec::with_capacity(chunk.len() - needed as usize);
+    let mut offsets = Vec::with_capacity(count as usize + 1);
+    offsets.push(0);
     let mut at = LEN_SIZE;
     for element in 0..count as usize {
         let length = field(at).ok_or(VlenV2Error::FieldPastEnd {
@@ -214,7 +218,8 @@ pub fn element_spans(chunk: &[u8], count: u64) -> Result<Vec<Range<usize>>, Vlen
                 available,
             });
         }
-        spans.push(start..start + length as usize);
+        data.extend_from_slice(&chunk[start..start + length as usize]);
+        offsets.push(data.len());
         at = start + length as usize;
     }
     if at != chunk.len() {
@@ -223,7 +228,7 @@ pub fn element_spans(chunk: &[u8], count: u64) -> Result<Vec<Range<usize>>, Vlen
             len: chunk.len(),
         });
     }
-    Ok(spans)
+    Ok((data, offsets))
 }
 
 /// Check that every element is UTF-8.
@@ -236,25 +241,6 @@ pub fn check_utf8(data: &[u8], offsets: &[usize]) -> Result<(), VlenV2Error> {
             .map_err(|reason| VlenV2Error::Utf8 { element, reason })?;
     }
     Ok(())
-}
-
-/// Decode a chunk of `count` elements into the concatenated element bytes
-/// and their `count + 1` offsets.
-///
-/// # Errors
-/// As [`element_spans`].
-pub fn decode(chunk: &[u8], count: u64) -> Result<(Vec<u8>, Vec<usize>), VlenV2Error> {
-    let spans = element_spans(chunk, count)?;
-    // The chunk holds every element and a length field for each.
-    let data_len = chunk.len() - LEN_SIZE * (spans.len() + 1);
-    let mut data = Vec::with_capacity(data_len);
-    let mut offsets = Vec::with_capacity(spans.len() + 1);
-    offsets.push(0);
-    for span in spans {
-        data.extend_from_slice(&chunk[span]);
-        offsets.push(data.len());
-    }
-    Ok((data, offsets))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::codec::{
     tolerant_fill_value,
 };
 use crate::kernels::scale_offset::{
-    Direction, ScaleOffsetError, apply_bytes, apply_uninit, encode_bytes, is_identity,
+    Direction, ScaleOffsetError, apply_bytes, apply_uninit, encode_bytes, skips,
 };
 use crate::numeric::{NumericType, Value};
 use crate::scalar::parse_scalar;
@@ -150,10 +150,8 @@ impl Params {
         threads: usize,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let (data_type, offset, scale) = (self.data_type, &self.offset, &self.scale);
-        // Floats are decoded even by the identity: `-0.0 / 1 + 0` is `+0.0`.
-        if is_identity(data_type, offset, scale)
-            && (direction == Direction::Encode || !data_type.is_float())
-        {
+        // The kernel's own rule (floats are decoded even by the identity).
+        if skips(direction, data_type, offset, scale) {
             return Ok(ArrayBytes::new_flen(bytes));
         }
         let size = data_type.size();

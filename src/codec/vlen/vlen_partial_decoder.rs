@@ -47,6 +47,7 @@ use crate::kernels::vlen::{self as kernel, INDEX_LEN_SIZE, VlenError};
 const HEADER: &str = "the index length field and index";
 const LAST: &str = "the byte at the last offset";
 const ELEMENTS: &str = "the bytes of the requested elements";
+const INDEX: &str = "the index";
 
 /// Partial decoder of a `zarrs.vlen` chunk read through `T`.
 pub(super) struct VlenPartialDecoder<T: ?Sized> {
@@ -275,12 +276,17 @@ fn concat(
         }
         data.extend_from_slice(part);
     }
-    finish(data, out_offsets)
+    finish(VLEN, data, out_offsets)
 }
 
-fn finish(data: Vec<u8>, offsets: Vec<usize>) -> Result<ArrayBytes<'static>, CodecError> {
+/// Variable-length array bytes from `data` and its offsets, errors named for `codec`.
+fn finish(
+    codec: &str,
+    data: Vec<u8>,
+    offsets: Vec<usize>,
+) -> Result<ArrayBytes<'static>, CodecError> {
     let offsets = ArrayBytesOffsets::new(offsets)?;
-    ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{VLEN}: {e}")))
+    ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{codec}: {e}")))
 }
 
 /// The runs `(first element, count)` of a request for a chunk of `shape`,
@@ -317,8 +323,7 @@ pub(crate) fn extract_runs<'a>(
     let (data, offsets) = decoded.into_variable()?.into_parts();
     let (data, offsets) = kernel::gather_runs(&data, &offsets, runs)
         .map_err(|e| CodecError::Other(format!("{codec}: {e}")))?;
-    let offsets = ArrayBytesOffsets::new(offsets)?;
-    ArrayBytes::new_vlen(data, offsets).map_err(|e| CodecError::Other(format!("{codec}: {e}")))
+    finish(codec, data, offsets)
 }
 
 /// The reads of the element bytes, shifted past the length field and index.
@@ -370,7 +375,7 @@ impl ArrayPartialDecoderTraits for VlenPartialDecoder<dyn BytesPartialDecoderTra
                     Some(index) => index,
                     None => match input
                         .partial_decode(Self::index_range(encoded_len), options)
-                        .map_err(read_error(VLEN, "the index"))?
+                        .map_err(read_error(VLEN, INDEX))?
                     {
                         Some(index) => index,
                         None => return self.fill(indexer),
@@ -455,7 +460,7 @@ impl AsyncArrayPartialDecoderTraits for VlenPartialDecoder<dyn AsyncBytesPartial
                         None => match input
                             .partial_decode(Self::index_range(encoded_len), options)
                             .await
-                            .map_err(read_error(VLEN, "the index"))?
+                            .map_err(read_error(VLEN, INDEX))?
                         {
                             Some(index) => index,
                             None => return self.fill(indexer),

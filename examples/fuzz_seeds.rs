@@ -5,7 +5,8 @@
 //!   of every codec of this crate found in a fixture's `zarr.json`
 //!   (nested in `sharding_indexed` and `zarrs.vlen` too);
 //! - `decode`: mode byte 0, the fixture's `zarr.json` (length-prefixed), 8
-//!   window bytes and the bytes of its chunk 0;
+//!   window bytes and the bytes of its chunk 0; and the same with the mode
+//!   byte that also reads chunk 0 as part of an output of 4 MiB or more;
 //! - `round_trip` / `differential`: structured input has no fixture form, so
 //!   a few deterministic pseudo-random byte strings.
 //!
@@ -21,7 +22,7 @@ use serde_json::Value;
 #[path = "../tests/fuzz_harness/mod.rs"]
 mod fuzz_harness;
 
-use fuzz_harness::targets::CODEC_NAMES;
+use fuzz_harness::targets::{CODEC_NAMES, LARGE_READ_MODE};
 
 fn stores(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -102,7 +103,9 @@ fn main() {
         seed.extend([1, 2, 3, 4, 5, 6, 7, 8]);
         seed.extend(&chunk);
         write(&out.join("decode"), &tag, &seed);
-        n_decode += 1;
+        seed[0] = LARGE_READ_MODE;
+        write(&out.join("decode"), &format!("{tag}-large"), &seed);
+        n_decode += 2;
     }
     // xorshift64*: fixed seeds, so the corpus is reproducible.
     let mut state = 0x9e37_79b9_7f4a_7c15u64;

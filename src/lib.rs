@@ -47,6 +47,8 @@ mod registered;
 pub mod scalar;
 #[cfg(test)]
 mod test_rng;
+#[cfg(test)]
+mod test_support;
 mod validate;
 
 pub use overrides::register_overrides;

@@ -202,6 +202,7 @@ pub fn float_bytes(value: f64, data_type: NumericType) -> Result<Vec<u8>, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::pow2;
     use serde_json::json;
 
     fn f32_of(json: serde_json::Value) -> Result<f32, String> {
@@ -236,12 +237,12 @@ mod tests {
             let b = parse_scalar(&json!(value), t).unwrap();
             u16::from_ne_bytes(b.try_into().unwrap())
         };
-        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        let x = 1.0 + pow2(-11) + pow2(-40);
         assert_eq!(bits(x, NumericType::Float16), 0x3c01);
-        let y = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        let y = 1.0 + pow2(-8) + pow2(-40);
         assert_eq!(bits(y, NumericType::BFloat16), 0x3f81);
         // Exactly on the midpoint: ties to even.
-        assert_eq!(bits(1.0 + 2f64.powi(-11), NumericType::Float16), 0x3c00);
+        assert_eq!(bits(1.0 + pow2(-11), NumericType::Float16), 0x3c00);
     }
 
     #[test]

@@ -9,15 +9,20 @@
 //! the first chunk read or write, or as soon as you call [`validate_codecs`].
 //! [`open_array`] does both in one step.
 
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
-use zarrs::array::codec::api::{ArrayBytes, ArrayToBytesCodecTraits, CodecError, CodecOptions};
-use zarrs::array::{Array, ArrayCreateError, ArrayError};
+use zarrs::array::codec::api::{
+    ArrayBytes, ArrayToBytesCodecTraits, CodecError, CodecMetadataOptions, CodecOptions,
+};
+use zarrs::array::{Array, ArrayCreateError, ArrayError, CodecChain, DataType, FillValue};
+use zarrs::metadata_ext::codec::sharding::ShardingCodecConfiguration;
 use zarrs::storage::ReadableStorageTraits;
 
 use crate::codec::num_elements;
 
-/// Run every codec's data-type-dependent checks for `array`.
+/// Run every codec's data-type-dependent checks for `array`, including the
+/// codecs inside `sharding_indexed` (and nested shards).
 ///
 /// # Errors
 /// The first codec error, e.g. `cast_value: fill value 0.5 does not survive
@@ -25,19 +30,62 @@ use crate::codec::num_elements;
 pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
     let origin = vec![0; array.dimensionality()];
     let chunk_shape = array.chunk_shape(&origin)?;
-    let (data_type, fill_value) = (array.data_type(), array.fill_value());
-    let codecs = array.codecs();
-    codecs.encoded_representation(&chunk_shape, data_type, fill_value)?;
+    validate_chain(
+        &array.codecs(),
+        &chunk_shape,
+        array.data_type(),
+        array.fill_value(),
+    )
+}
+
+/// The checks of [`validate_codecs`] for one codec chain and the chunks it
+/// encodes, then for the chain inside its `sharding_indexed` codec, if any.
+fn validate_chain(
+    codecs: &CodecChain,
+    chunk_shape: &[NonZeroU64],
+    data_type: &DataType,
+    fill_value: &FillValue,
+) -> Result<(), ArrayError> {
+    codecs.encoded_representation(chunk_shape, data_type, fill_value)?;
     // A chunk of fill value through the whole chain and back: every codec
     // checks the array's real fill value on this path.
     // Checked: a plain product of a huge chunk shape would panic in debug builds.
-    let num_elements = num_elements("validate_codecs", &chunk_shape)?;
+    let num_elements = num_elements("validate_codecs", chunk_shape)?;
     let fill = ArrayBytes::new_fill_value(data_type, num_elements, fill_value)
         .map_err(|e| CodecError::Other(e.to_string()))?;
     let options = CodecOptions::default();
-    let encoded = codecs.encode(fill, &chunk_shape, data_type, fill_value, &options)?;
-    codecs.decode(encoded, &chunk_shape, data_type, fill_value, &options)?;
-    Ok(())
+    let encoded = codecs.encode(fill, chunk_shape, data_type, fill_value, &options)?;
+    codecs.decode(encoded, chunk_shape, data_type, fill_value, &options)?;
+
+    // `sharding_indexed` leaves out inner chunks that are all fill value,
+    // so the encoding above never reached the codecs inside a shard: check
+    // its inner chain on one inner chunk, with the data type and fill value
+    // that the array -> array codecs before it hand on.
+    let a2a = codecs.array_to_array_codecs();
+    let metadata = codecs.create_metadatas(&CodecMetadataOptions::default());
+    let Some(sharding) = metadata
+        .get(a2a.len())
+        .filter(|m| m.name() == "sharding_indexed")
+    else {
+        return Ok(());
+    };
+    let Ok(configuration) = serde_json::from_value::<ShardingCodecConfiguration>(
+        serde_json::to_value(sharding.configuration()).unwrap_or_default(),
+    ) else {
+        return Ok(()); // zarrs created the codec, so this does not happen
+    };
+    let ShardingCodecConfiguration::V1(configuration) = configuration else {
+        return Ok(());
+    };
+    let (mut data_type, mut fill_value) = (data_type.clone(), fill_value.clone());
+    for codec in a2a {
+        let next = codec.encoded_data_type(&data_type)?;
+        fill_value = codec.encoded_fill_value(&data_type, &fill_value)?;
+        data_type = next;
+    }
+    let inner = CodecChain::from_metadata(&configuration.codecs)
+        .map_err(|e| CodecError::Other(e.to_string()))?;
+    validate_chain(&inner, &configuration.chunk_shape, &data_type, &fill_value)
 }
 
 /// Error from [`open_array`].
@@ -93,5 +141,59 @@ mod tests {
         let error = super::validate_codecs(&array).unwrap_err().to_string();
         // Named by this guard, not by a codec further down.
         assert!(error.contains("validate_codecs: chunk shape"), "{error}");
+    }
+
+    /// A fill value that the codecs inside a shard cannot encode is
+    /// refused, although `sharding_indexed` never passes an all-fill inner
+    /// chunk to them: by hand, (0 - 7.5) * -10.125 = 75.9375, which rounds
+    /// to 76, outside uint4's [0, 15] (no `out_of_range` rule). Behind a
+    /// `transpose`, in a nested shard, the same.
+    #[test]
+    fn fill_value_inside_a_shard_is_checked() {
+        let inner = json!([
+            { "name": "scale_offset", "configuration": { "offset": 7.5, "scale": -10.125 } },
+            { "name": "cast_value", "configuration": { "data_type": "uint4" } },
+            { "name": "packbits" }
+        ]);
+        let shard = |chunk_shape: serde_json::Value, codecs: serde_json::Value| {
+            json!({ "name": "sharding_indexed", "configuration": {
+                "chunk_shape": chunk_shape,
+                "codecs": codecs,
+                "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }]
+            }})
+        };
+        let array = |codecs: serde_json::Value, fill_value: f64| {
+            let metadata: ArrayMetadata = serde_json::from_value(json!({
+                "zarr_format": 3,
+                "node_type": "array",
+                "shape": [8, 8],
+                "data_type": "float32",
+                "chunk_grid": { "name": "regular", "configuration": { "chunk_shape": [8, 8] } },
+                "chunk_key_encoding": { "name": "default" },
+                "fill_value": fill_value,
+                "codecs": codecs
+            }))
+            .unwrap();
+            Array::new_with_metadata(Arc::new(MemoryStore::new()), "/", metadata).unwrap()
+        };
+        crate::register_overrides();
+        let transpose = json!({ "name": "transpose", "configuration": { "order": [1, 0] } });
+        let chains = [
+            json!([shard(json!([4, 4]), inner.clone())]),
+            json!([transpose, shard(json!([4, 8]), inner.clone())]),
+            json!([shard(
+                json!([4, 8]),
+                json!([shard(json!([2, 2]), inner.clone())])
+            )]),
+        ];
+        for codecs in chains {
+            let error = super::validate_codecs(&array(codecs.clone(), 0.0))
+                .expect_err(&codecs.to_string())
+                .to_string();
+            assert!(error.contains("cast_value"), "{codecs}: {error}");
+            // A fill value of 7.5 encodes to 0 and decodes back: accepted.
+            super::validate_codecs(&array(codecs.clone(), 7.5))
+                .unwrap_or_else(|e| panic!("{codecs}: {e}"));
+        }
     }
 }

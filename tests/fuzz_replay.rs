@@ -50,6 +50,13 @@ fn configuration_corpus() {
 #[test]
 fn decode_corpus() {
     replay("decode");
+    // The huge-page advice and fault-in of `ArrayReadExt`'s large outputs
+    // (unsafe code in src/read/output.rs) must stay reached by the target.
+    let large = fuzz_harness::targets::LARGE_READS.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        large > 0,
+        "no decode input read an output of 4 MiB or more (fuzz/regressions/decode/large-output-*)"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@
 mod common;
 
 use std::fmt::Debug;
+use std::io::Read;
 use std::process::Command;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
@@ -249,6 +250,19 @@ fn register_overrides_races_array_open() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Drained on threads of their own: a child blocked on a full pipe would
+    // look like a deadlock.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -260,13 +274,8 @@ fn register_overrides_races_array_open() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    assert!(status.success(), "{stdout}\n{stderr}");
     // The child really ran (a filter that matched nothing also succeeds).
     assert!(stdout.contains("1 passed"), "{stdout}");
 }

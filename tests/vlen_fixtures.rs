@@ -20,16 +20,7 @@ fn fixture_dir() -> PathBuf {
 
 /// Every fixture: name and `expected.json`.
 fn fixtures() -> Vec<(String, serde_json::Value)> {
-    let names = common::fixture_names(&fixture_dir());
-    assert_eq!(names.len(), 8, "fixtures missing: {names:?}");
-    names
-        .into_iter()
-        .map(|name| {
-            let path = fixture_dir().join(format!("{name}.expected.json"));
-            let expected = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-            (name, expected)
-        })
-        .collect()
+    common::fixtures_with_json(&fixture_dir(), 8)
 }
 
 fn unhex(hex: &str) -> Vec<u8> {

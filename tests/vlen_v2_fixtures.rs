@@ -19,16 +19,7 @@ fn fixture_dir() -> PathBuf {
 
 /// Every fixture: name and `expected.json`.
 fn fixtures() -> Vec<(String, serde_json::Value)> {
-    let names = common::fixture_names(&fixture_dir());
-    assert_eq!(names.len(), 5, "fixtures missing: {names:?}");
-    names
-        .into_iter()
-        .map(|name| {
-            let path = fixture_dir().join(format!("{name}.expected.json"));
-            let expected = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-            (name, expected)
-        })
-        .collect()
+    common::fixtures_with_json(&fixture_dir(), 5)
 }
 
 fn is_string(expected: &serde_json::Value) -> bool {

@@ -81,6 +81,30 @@ pub(crate) fn data_type_name(data_type: &DataType) -> String {
         .map_or_else(|| data_type.to_string(), |name| name.into_owned())
 }
 
+/// Refuse the data types that a variable-length codec (`zarrs.vlen`,
+/// `vlen-utf8`, `vlen-bytes`) does not encode: optional ones, which need the
+/// `optional` codec around it, and fixed-size ones.
+pub(crate) fn check_variable_data_type(
+    codec: &str,
+    data_type: &DataType,
+) -> Result<(), CodecError> {
+    use zarrs::array::DataTypeSize;
+    let name = data_type_name(data_type);
+    if data_type.is_optional() {
+        return Err(CodecError::Other(format!(
+            "{codec}: data type {name} is optional; wrap this codec in the `optional` codec"
+        )));
+    }
+    match data_type.size() {
+        DataTypeSize::Variable => Ok(()),
+        DataTypeSize::Fixed(size) => Err(CodecError::Other(format!(
+            "{codec}: data type {name} has a fixed size ({size} bytes); this codec encodes \
+             variable-length data types such as `string` and `bytes` (use `bytes` for fixed-size \
+             types)"
+        ))),
+    }
+}
+
 /// The [`NumericType`] of `data_type`, or an error naming the codec.
 pub(crate) fn numeric_type(codec: &str, data_type: &DataType) -> Result<NumericType, CodecError> {
     NumericType::from_data_type(data_type).ok_or_else(|| {

@@ -511,6 +511,7 @@ impl MiniFloatFormat {
 )]
 mod tests {
     use super::*;
+    use crate::test_support::{self, floor_log2, pow2};
     use RoundingMode::{NearestAway, NearestEven, TowardsNegative, TowardsPositive, TowardsZero};
 
     const ALL: [MiniFloatFormat; 10] = [
@@ -626,7 +627,7 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E3M4,
                 15.5,
                 0x6f,
-                2f64.powi(-6),
+                pow2(-6),
                 Some(0x78),
                 true,
             ),
@@ -634,7 +635,7 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E4M3,
                 240.0,
                 0x77,
-                2f64.powi(-9),
+                pow2(-9),
                 Some(0x7c),
                 true,
             ),
@@ -642,7 +643,7 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E4M3B11FNUZ,
                 30.0,
                 0x7f,
-                2f64.powi(-13),
+                pow2(-13),
                 Some(0x80),
                 false,
             ),
@@ -650,7 +651,7 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E4M3FNUZ,
                 240.0,
                 0x7f,
-                2f64.powi(-10),
+                pow2(-10),
                 Some(0x80),
                 false,
             ),
@@ -658,7 +659,7 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E5M2,
                 57344.0,
                 0x7b,
-                2f64.powi(-16),
+                pow2(-16),
                 Some(0x7e),
                 true,
             ),
@@ -666,15 +667,15 @@ mod tests {
                 MiniFloatFormat::FLOAT8_E5M2FNUZ,
                 57344.0,
                 0x7f,
-                2f64.powi(-17),
+                pow2(-17),
                 Some(0x80),
                 false,
             ),
             (
                 MiniFloatFormat::FLOAT8_E8M0FNU,
-                2f64.powi(127),
+                pow2(127),
                 0xfe,
-                2f64.powi(-127),
+                pow2(-127),
                 Some(0xff),
                 false,
             ),
@@ -764,8 +765,8 @@ mod tests {
                     MiniRound::Value(0x00)
                         if f.specials == MiniFloatSpecials::ExponentOnly
                             && ml == 0x01
-                            && x > 2f64.powi(-127)
-                            && x < 1.5 * 2f64.powi(-127) =>
+                            && x > pow2(-127)
+                            && x < 1.5 * pow2(-127) =>
                     {
                         // ml_dtypes 0.6.0 rounds every value strictly between 2^-127
                         // and 2^-126 up to 2^-126 (its encoder treats exponent field 0
@@ -847,7 +848,7 @@ mod tests {
             .collect();
         values.sort_by(|a, b| a.0.total_cmp(&b.0));
         let max = values.last().unwrap().0;
-        let above = 2f64.powi(max.log2().floor() as i32 + 1);
+        let above = pow2(floor_log2(max) + 1);
         let a = x.abs();
         if a >= above {
             return MiniRound::Overflow { negative };
@@ -911,9 +912,9 @@ mod tests {
             ];
             // Every value, every midpoint of neighbours, and the doubles either side of both.
             let mut sorted = finite.clone();
-            sorted.push(2f64.powi(f.to_f64(f.max_finite()).log2().floor() as i32 + 1));
+            sorted.push(pow2(floor_log2(f.to_f64(f.max_finite())) + 1));
             sorted.sort_by(f64::total_cmp);
-            for w in sorted.windows(2) {
+            for w in sorted.windows(2).step_by(test_support::size(1, 16)) {
                 for v in [w[0], f64::midpoint(w[0], w[1]), (w[0] * 3.0 + w[1]) / 4.0] {
                     for v in [v, v.next_down(), v.next_up()] {
                         inputs.extend([v, -v]);
@@ -922,7 +923,7 @@ mod tests {
             }
             // Random doubles around the format's range, with random low bits.
             let lo = f.to_f64(f.max_finite()).log2() - 40.0;
-            for _ in 0..2000 {
+            for _ in 0..test_support::size(2000, 20) {
                 let r = rng.next();
                 let e = lo + (r % 4800) as f64 / 100.0;
                 let v =
@@ -977,7 +978,7 @@ mod tests {
     fn minifloat_never_panics() {
         // Every f64 exponent, with a few fractions and both signs.
         for f in ALL {
-            for exponent in 0u64..=0x7ff {
+            for exponent in (0u64..=0x7ff).step_by(test_support::size(1, 31)) {
                 for fraction in [0, 1, 1 << 51, (1 << 52) - 1, 0x8_0000_0000_0001] {
                     for sign in [0, 1u64 << 63] {
                         let x = f64::from_bits(sign | exponent << 52 | fraction);
@@ -1029,29 +1030,26 @@ mod tests {
         // Subnormals: spacing 2^(1-7-3) = 2^-9 (0x01). 2^-10 is halfway between 0 and 2^-9:
         // nearest-even gives 0 (even), away gives 0x01.
         assert_eq!(
-            all_modes(f, 2f64.powi(-10)),
+            all_modes(f, pow2(-10)),
             [V(0x00), V(0x00), V(0x01), V(0x00), V(0x01)]
         );
         // -2^-10: zero keeps its sign (0x80), towards-negative goes to -2^-9 (0x81).
         assert_eq!(
-            all_modes(f, -(2f64.powi(-10))),
+            all_modes(f, -(pow2(-10))),
             [V(0x80), V(0x80), V(0x80), V(0x81), V(0x81)]
         );
         // 3 * 2^-10 = 1.5 * 2^-9 is halfway between 0x01 (odd) and 0x02 (even).
         assert_eq!(
-            all_modes(f, 3.0 * 2f64.powi(-10)),
+            all_modes(f, 3.0 * pow2(-10)),
             [V(0x02), V(0x01), V(0x02), V(0x01), V(0x02)]
         );
         // 5 * 2^-11 = 1.25 * 2^-9: between subnormals 0x01 and 0x02, nearer 0x01.
         assert_eq!(
-            all_modes(f, 5.0 * 2f64.powi(-11)),
+            all_modes(f, 5.0 * pow2(-11)),
             [V(0x01), V(0x01), V(0x02), V(0x01), V(0x01)]
         );
         // Subnormal to normal: 2^-6 - 2^-10 is halfway between 7 * 2^-9 (0x07) and 2^-6 (0x08).
-        assert_eq!(
-            f.round_from_f64(2f64.powi(-6) - 2f64.powi(-10), NearestEven),
-            V(0x08)
-        );
+        assert_eq!(f.round_from_f64(pow2(-6) - pow2(-10), NearestEven), V(0x08));
         // Max finite 240 = 1.875 * 2^7 (0x77); the next value above would be 256.
         // 241: towards-zero / -negative / nearest stay at 240, towards-positive overflows.
         assert_eq!(
@@ -1090,7 +1088,7 @@ mod tests {
         let f = MiniFloatFormat::FLOAT8_E3M4; // S EEE MMMM, bias 3; 1.0 = 0 011 0000 = 0x30
         // 1 + 2^-5 is halfway between 1.0 (0x30) and 1 + 2^-4 (0x31).
         assert_eq!(
-            all_modes(f, 1.0 + 2f64.powi(-5)),
+            all_modes(f, 1.0 + pow2(-5)),
             [V(0x30), V(0x30), V(0x31), V(0x30), V(0x31)]
         );
         // Max 15.5 = 1.9375 * 2^3 (0x6f); 15.75 is halfway to 16.
@@ -1102,7 +1100,7 @@ mod tests {
         assert_eq!(all_modes(f, f64::NEG_INFINITY), [V(0xf0); 5]);
         // Smallest subnormal 2^(1-3-4) = 2^-6; 2^-7 is the tie with zero.
         assert_eq!(
-            all_modes(f, -(2f64.powi(-7))),
+            all_modes(f, -(pow2(-7))),
             [V(0x80), V(0x80), V(0x80), V(0x81), V(0x81)]
         );
 
@@ -1136,7 +1134,7 @@ mod tests {
         assert_eq!(all_modes(f, -0.0), [V(0x00); 5]);
         // Smallest subnormal 2^(1-8-3) = 2^-10; -2^-11 is the tie with zero.
         assert_eq!(
-            all_modes(f, -(2f64.powi(-11))),
+            all_modes(f, -(pow2(-11))),
             [V(0x00), V(0x00), V(0x00), V(0x81), V(0x81)]
         );
         // Max 240 = 1.875 * 2^7 (0x7f: the all-ones exponent is ordinary here).
@@ -1167,7 +1165,7 @@ mod tests {
         );
         // Smallest subnormal 2^(1-16-2) = 2^-17: 1.5 * 2^-17 ties 0x01 (odd) / 0x02 (even).
         assert_eq!(
-            all_modes(f, 1.5 * 2f64.powi(-17)),
+            all_modes(f, 1.5 * pow2(-17)),
             [V(0x02), V(0x01), V(0x02), V(0x01), V(0x02)]
         );
         assert_eq!(f.round_from_f64(57344.0, TowardsPositive), V(0x7f));
@@ -1248,29 +1246,26 @@ mod tests {
         );
         // Max 2^127 (0xfe); 1.5 * 2^127 is halfway to 2^128.
         assert_eq!(
-            all_modes(f, 1.5 * 2f64.powi(127)),
+            all_modes(f, 1.5 * pow2(127)),
             [OVER_POS, V(0xfe), OVER_POS, V(0xfe), OVER_POS]
         );
         // Min 2^-127 (0x00). Below it there is no value: round up to 0x00 or refuse.
-        assert_eq!(all_modes(f, 2f64.powi(-127)), [V(0x00); 5]);
+        assert_eq!(all_modes(f, pow2(-127)), [V(0x00); 5]);
         assert_eq!(
-            all_modes(f, 2f64.powi(-128)),
+            all_modes(f, pow2(-128)),
             [V(0x00), NR, V(0x00), NR, V(0x00)]
         );
         assert_eq!(all_modes(f, 5e-324), [V(0x00), NR, V(0x00), NR, V(0x00)]);
         // 1.5 * 2^-128 is halfway between 2^-128 (not representable) and 2^-127.
-        assert_eq!(
-            f.round_from_f64(1.5 * 2f64.powi(-128), NearestEven),
-            V(0x00)
-        );
+        assert_eq!(f.round_from_f64(1.5 * pow2(-128), NearestEven), V(0x00));
         // 1.1 * 2^-127 is nearer 2^-127 (0x00) than 2^-126 (0x01) (ml_dtypes says 0x01).
         assert_eq!(
-            all_modes(f, 1.1 * 2f64.powi(-127)),
+            all_modes(f, 1.1 * pow2(-127)),
             [V(0x00), V(0x00), V(0x01), V(0x00), V(0x00)]
         );
         // 1.5 * 2^-127 is the tie: up to 0x01 like every other e8m0 tie.
         assert_eq!(
-            all_modes(f, 1.5 * 2f64.powi(-127)),
+            all_modes(f, 1.5 * pow2(-127)),
             [V(0x01), V(0x00), V(0x01), V(0x00), V(0x01)]
         );
         // No zero, no sign.

@@ -579,6 +579,7 @@ fn unpack_stream<const C: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
 
     fn layout(component_bytes: usize, first_bit: u32, bits: u32, signed: bool) -> BitLayout {
         BitLayout::new(component_bytes, first_bit, bits, signed).unwrap()
@@ -764,6 +765,11 @@ mod tests {
             let width = 8 * component_bytes as u32;
             for first_bit in 0..width {
                 for bits in 1..=width - first_bit {
+                    // Under Miri: the lowest and highest fields of each width.
+                    let edge = first_bit <= 1 || bits <= 2 || first_bit + bits == width;
+                    if cfg!(miri) && !edge {
+                        continue;
+                    }
                     for signed in [false, true] {
                         let l = layout(component_bytes, first_bit, bits, signed);
                         // 1100: the table paths (one-byte components).
@@ -772,7 +778,8 @@ mod tests {
                         } else {
                             &[0, 1, 7, 9, 263]
                         };
-                        for &n in sizes {
+                        let sizes = test_support::first(sizes, 4);
+                        for n in sizes {
                             let decoded = noise(n * component_bytes, u64::from(bits) + n as u64);
                             let encoded = packed(&l, &decoded);
                             assert_eq!(encoded, reference_pack(&l, &decoded), "{l:?} n={n}");
@@ -820,7 +827,7 @@ mod tests {
             (2, 3, 11, true),
         ] {
             let l = layout(component_bytes, first_bit, bits, signed);
-            let n = 1500;
+            let n = test_support::size(1500, 40);
             let encoded = packed(&l, &noise(n * component_bytes, 7));
             let all = unpacked(&l, &encoded, 0, n);
             for start in 0..20 {

@@ -35,6 +35,27 @@ pub fn fixture_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The `count` fixtures under `dir` (names and parsed
+/// `NAME.expected.json`), sorted by name, for stores whose expected values
+/// live in the JSON alone.
+pub fn fixtures_with_json(dir: &Path, count: usize) -> Vec<(String, serde_json::Value)> {
+    let names = fixture_names(dir);
+    assert_eq!(
+        names.len(),
+        count,
+        "fixtures missing in {}: {names:?}",
+        dir.display()
+    );
+    names
+        .into_iter()
+        .map(|name| {
+            let path = dir.join(format!("{name}.expected.json"));
+            let expected = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            (name, expected)
+        })
+        .collect()
+}
+
 /// Every fixture under `dir` with its `NAME.expected.json` and
 /// `NAME.expected.bin`, sorted by name.
 pub fn fixtures(dir: &Path) -> Vec<Fixture> {

@@ -244,6 +244,10 @@ fn element_errors_name_the_element() {
 /// rounding), and an error names the first bad element by its index in the
 /// whole chunk.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "megabytes through the codec; codec::parallel's tests split buffers across threads under Miri"
+)]
 fn large_chunks_split_across_threads() {
     let options = CodecOptions::default().with_concurrent_target(4);
     let codec = create(json!({
@@ -482,6 +486,10 @@ fn counting_partial(
 /// range of whole rows (not one per row), and decodes to the window's
 /// values: element (y, x) was written as (y * 64 + x) % 251.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "a 16 MiB chunk; the slab choice is unit tested in codec::slab"
+)]
 fn partial_decode_of_a_window_reads_one_range() {
     let codec = create(json!({ "data_type": "uint8" })).unwrap();
     let bytes = (0..64 * 64).map(|i| (i % 251) as u8).collect();

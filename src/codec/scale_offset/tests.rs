@@ -522,6 +522,10 @@ fn borrowed_and_owned_input_agree() {
 /// threads: the results are the same, and an error names the first bad
 /// element by its index in the whole chunk, not in its part.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "megabytes through the codec; codec::parallel's tests split buffers across threads under Miri"
+)]
 fn large_chunks_split_across_threads() {
     let options = CodecOptions::default().with_concurrent_target(4);
     // 4 MiB of float64: four parts of 1 MiB.
@@ -543,6 +547,10 @@ fn large_chunks_split_across_threads() {
 /// too: the values are right, and an error names the element by its index in
 /// the subset.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "megabytes through the codec; codec::parallel's tests split buffers across threads under Miri"
+)]
 fn partial_decode_of_a_large_subset() {
     let options = CodecOptions::default().with_concurrent_target(4);
     let codec = Arc::new(codec(json!({ "offset": 100, "scale": -2 })));

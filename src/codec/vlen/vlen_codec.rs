@@ -13,13 +13,13 @@ use zarrs::array::codec::api::{
 };
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::{AsyncArrayPartialDecoderTraits, AsyncBytesPartialDecoderTraits};
-use zarrs::array::{CodecChain, DataType, DataTypeSize, FillValue, data_type};
+use zarrs::array::{CodecChain, DataType, FillValue, data_type};
 use zarrs::metadata::Configuration;
 use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
 
 use super::vlen_partial_decoder::VlenPartialDecoder;
 use super::{VLEN, VlenCodecConfiguration, VlenIndexDataType, VlenIndexLocation};
-use crate::codec::{config_error, num_elements};
+use crate::codec::{check_variable_data_type, config_error, num_elements};
 use crate::kernels::vlen::{
     self as kernel, Endian, INDEX_LEN_SIZE, IndexLocation, IndexType, VlenError,
 };
@@ -484,18 +484,7 @@ impl VlenCodec {
 
 /// Refuse fixed-size and optional data types.
 pub(super) fn check_data_type(data_type: &DataType) -> Result<(), CodecError> {
-    if data_type.is_optional() {
-        return Err(CodecError::Other(format!(
-            "{VLEN}: data type {data_type} is optional; wrap this codec in the `optional` codec"
-        )));
-    }
-    match data_type.size() {
-        DataTypeSize::Variable => Ok(()),
-        DataTypeSize::Fixed(size) => Err(CodecError::Other(format!(
-            "{VLEN}: data type {data_type} has a fixed size ({size} bytes); this codec encodes \
-             variable-length data types such as `string` and `bytes` (use `bytes` for fixed-size types)"
-        ))),
-    }
+    check_variable_data_type(VLEN, data_type)
 }
 
 /// The number of offsets of a chunk of `shape`: elements + 1.

@@ -13,12 +13,12 @@ use zarrs::array::codec::api::{
 };
 #[cfg(feature = "async")]
 use zarrs::array::codec::api::{AsyncArrayPartialDecoderTraits, AsyncBytesPartialDecoderTraits};
-use zarrs::array::{DataType, DataTypeSize, FillValue};
+use zarrs::array::{DataType, FillValue};
 use zarrs::metadata::Configuration;
 use zarrs::plugin::{ExtensionName, ZarrVersion};
 
 use super::vlen_v2_partial_decoder::VlenV2PartialDecoder;
-use crate::codec::{data_type_name, num_elements};
+use crate::codec::{check_variable_data_type, num_elements};
 use crate::kernels::vlen_v2::{self as kernel, VlenV2Error};
 
 /// Which of the two codecs: they share the layout, `vlen-utf8` also checks
@@ -81,19 +81,7 @@ impl VlenV2Codec {
 
     /// Refuse fixed-size and optional data types.
     fn check_data_type(&self, data_type: &DataType) -> Result<(), CodecError> {
-        let (name, data_type_name) = (self.name(), data_type_name(data_type));
-        if data_type.is_optional() {
-            return Err(CodecError::Other(format!(
-                "{name}: data type {data_type_name} is optional; wrap this codec in the `optional` codec"
-            )));
-        }
-        match data_type.size() {
-            DataTypeSize::Variable => Ok(()),
-            DataTypeSize::Fixed(size) => Err(CodecError::Other(format!(
-                "{name}: data type {data_type_name} has a fixed size ({size} bytes); this codec \
-                 encodes variable-length data types such as `string` and `bytes`"
-            ))),
-        }
+        check_variable_data_type(self.name(), data_type)
     }
 
     /// Encode a chunk.

@@ -101,8 +101,22 @@ macro_rules! impl_wide_float {
                 if a < BIG { rounded } else { self }
             }
             #[inline(always)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             fn pow2(exp: i32) -> Self {
-                (2.0 as $t).powi(exp)
+                // Built from the bits of an f64, so exact (and the narrowing
+                // `as` of a power of two is exact, or saturates). Not
+                // `powi`: its precision is unspecified, and Miri perturbs
+                // it (2^8 stopped being 256 and broke `wrap`).
+                let x = if exp > 1023 {
+                    f64::INFINITY
+                } else if exp >= -1022 {
+                    f64::from_bits(((exp + 1023) as u64) << 52)
+                } else if exp >= -1074 {
+                    f64::from_bits(1u64 << (exp + 1074)) // subnormal
+                } else {
+                    0.0
+                };
+                x as $t
             }
             #[inline(always)]
             fn rem_pow2(self, bits: u32) -> Self {
@@ -479,6 +493,35 @@ impl_map_key_float!(f16, bf16, f32, f64);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{pow2, pow2_f32};
+
+    /// `pow2` is exact for every exponent: equal to 1 doubled or halved
+    /// `|exp|` times (each step exact in binary floating point, down to the
+    /// smallest subnormal), infinity above the largest finite power and
+    /// zero below the smallest subnormal.
+    #[test]
+    fn pow2_is_exact() {
+        let mut up = (1.0f64, 1.0f32);
+        for exp in 0..=1024 {
+            assert_eq!(<f64 as WideFloat>::pow2(exp), up.0, "f64 2^{exp}");
+            assert_eq!(<f32 as WideFloat>::pow2(exp), up.1, "f32 2^{exp}");
+            up = (up.0 * 2.0, up.1 * 2.0);
+        }
+        let mut down = (1.0f64, 1.0f32);
+        for exp in 0..=1075 {
+            assert_eq!(<f64 as WideFloat>::pow2(-exp), down.0, "f64 2^-{exp}");
+            assert_eq!(<f32 as WideFloat>::pow2(-exp), down.1, "f32 2^-{exp}");
+            down = (down.0 / 2.0, down.1 / 2.0);
+        }
+        assert_eq!(<f64 as WideFloat>::pow2(64), 18_446_744_073_709_551_616.0);
+        assert_eq!(<f64 as WideFloat>::pow2(1024), f64::INFINITY);
+        assert_eq!(<f64 as WideFloat>::pow2(-1074), f64::from_bits(1));
+        assert_eq!(<f32 as WideFloat>::pow2(128), f32::INFINITY);
+        assert_eq!(<f32 as WideFloat>::pow2(-149), f32::from_bits(1));
+        assert_eq!(<f32 as WideFloat>::pow2(-150), 0.0);
+        assert_eq!(<f64 as WideFloat>::pow2(i32::MAX), f64::INFINITY);
+        assert_eq!(<f64 as WideFloat>::pow2(i32::MIN), 0.0);
+    }
 
     #[test]
     fn next_up_down_ieee() {
@@ -489,7 +532,7 @@ mod tests {
         assert_eq!(f32::MAX.next_up(), f32::INFINITY);
         assert_eq!(f32::INFINITY.next_down(), f32::MAX);
         assert_eq!(f16::MAX.next_up(), f16::INFINITY);
-        assert_eq!(f16::ONE.next_down().to_f32(), 1.0 - 2f32.powi(-11));
+        assert_eq!(f16::ONE.next_down().to_f32(), 1.0 - pow2_f32(-11));
     }
 
     /// The branch-free rounding equals the std (libm) functions, including
@@ -577,12 +620,12 @@ mod tests {
         // 1 + 2^-10, so float16 nearest is 1 + 2^-10. Through a plain f32
         // (`as f32` gives exactly the midpoint 1 + 2^-11), ties-to-even would
         // wrongly give 1.
-        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
-        assert_eq!(f16::from_f64_nearest(x).to_f32(), 1.0 + 2f32.powi(-10));
+        let x = 1.0 + pow2(-11) + pow2(-40);
+        assert_eq!(f16::from_f64_nearest(x).to_f32(), 1.0 + pow2_f32(-10));
         // The same for bfloat16: 1 + 2^-8 is the midpoint of 1 and 1 + 2^-7.
-        let y = 1.0 + 2f64.powi(-8) + 2f64.powi(-45);
-        assert_eq!(bf16::from_f64_nearest(y).to_f32(), 1.0 + 2f32.powi(-7));
+        let y = 1.0 + pow2(-8) + pow2(-45);
+        assert_eq!(bf16::from_f64_nearest(y).to_f32(), 1.0 + pow2_f32(-7));
         // An exact tie still goes to even.
-        assert_eq!(f16::from_f64_nearest(1.0 + 2f64.powi(-11)).to_f32(), 1.0);
+        assert_eq!(f16::from_f64_nearest(1.0 + pow2(-11)).to_f32(), 1.0);
     }
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::test_rng::SplitMix64;
+use crate::test_support;
 
 fn err_index(e: ScaleOffsetError) -> usize {
     match e {
@@ -405,7 +406,8 @@ fn random_bits(n: usize) -> impl Iterator<Item = u32> {
 /// values next to them, and random f32 bit patterns.
 fn rounding_probes(to_f32: impl Fn(u16) -> f32) -> Vec<f32> {
     let mut probes = Vec::new();
-    for bits in 0..=u16::MAX {
+    // Under Miri, every 257th pattern: each exponent, a few mantissas.
+    for bits in (0..=u16::MAX).step_by(test_support::size(1, 257)) {
         let (a, b) = (to_f32(bits), to_f32(bits.wrapping_add(1)));
         probes.push(a);
         if a.is_finite() && b.is_finite() && a.is_sign_positive() == b.is_sign_positive() {
@@ -425,7 +427,7 @@ fn rounding_probes(to_f32: impl Fn(u16) -> f32) -> Vec<f32> {
         f32::MIN_POSITIVE,
         1e-45,
     ]);
-    probes.extend(random_bits(1 << 20).map(f32::from_bits));
+    probes.extend(random_bits(test_support::size(1 << 20, 256)).map(f32::from_bits));
     let negated: Vec<f32> = probes.iter().map(|x| -x).collect();
     probes.extend(negated);
     probes
@@ -526,7 +528,7 @@ fn every_way(
 }
 
 /// More than one block and not a whole number of blocks.
-const EDGE_LEN: usize = 3 * BLOCK + 7;
+const EDGE_LEN: usize = test_support::size(3 * BLOCK + 7, BLOCK + 7);
 
 /// IEEE special values (zeros, subnormals, extremes, infinities, NaN)
 /// followed by random bit patterns (from `bits`), `EDGE_LEN` in all.
@@ -638,7 +640,7 @@ fn half_types_every_way_match_half() {
     // + - * /). Not `from_f64`: `half` may or may not go through f32
     // there, depending on the CPU (F16C), so the reference would depend
     // on the machine.
-    let patterns: Vec<u16> = (0..=u16::MAX).collect();
+    let patterns: Vec<u16> = (0..=u16::MAX).step_by(test_support::size(1, 257)).collect();
     let bytes: Vec<u8> = bytemuck::cast_slice(&patterns).to_vec();
     for (off, sc) in [(-10.0f32, 0.1f32), (0.5, -3.0), (1.0, 1000.0)] {
         for direction in [Direction::Encode, Direction::Decode] {
@@ -705,7 +707,13 @@ fn int_reference(
 #[test]
 fn int16_every_way_matches_exact_arithmetic() {
     // Every int16 value, and parameters that fail for some of them.
-    let all: Vec<i16> = (i16::MIN..=i16::MAX).collect();
+    // Under Miri, every 97th value (and the extremes).
+    let mut all: Vec<i16> = (i16::MIN..=i16::MAX)
+        .step_by(test_support::size(1, 97))
+        .collect();
+    if cfg!(miri) {
+        all.push(i16::MAX);
+    }
     for (off, sc) in [(0i16, 1i16), (-10, 1), (100, 3), (i16::MIN, -1), (7, -2)] {
         for direction in [Direction::Encode, Direction::Decode] {
             // Without the failing elements (the whole chunk must succeed)...

@@ -17,6 +17,7 @@ use zarrs::array::codec::api::{
 };
 use zarrs::array::{Array, ArrayCreateError, ArrayError, CodecChain, DataType, FillValue};
 use zarrs::metadata_ext::codec::sharding::ShardingCodecConfiguration;
+use zarrs::plugin::ExtensionName;
 use zarrs::storage::ReadableStorageTraits;
 
 use crate::codec::num_elements;
@@ -61,24 +62,20 @@ fn validate_chain(
     // so the encoding above never reached the codecs inside a shard: check
     // its inner chain on one inner chunk, with the data type and fill value
     // that the array -> array codecs before it hand on.
-    let a2a = codecs.array_to_array_codecs();
-    let metadata = codecs.create_metadatas(&CodecMetadataOptions::default());
-    let Some(sharding) = metadata
-        .get(a2a.len())
-        .filter(|m| m.name() == "sharding_indexed")
-    else {
+    let a2b = codecs.array_to_bytes_codec();
+    if a2b.name_v3().as_deref() != Some("sharding_indexed") {
         return Ok(());
-    };
-    let Ok(configuration) = serde_json::from_value::<ShardingCodecConfiguration>(
-        serde_json::to_value(sharding.configuration()).unwrap_or_default(),
-    ) else {
-        return Ok(()); // zarrs created the codec, so this does not happen
-    };
-    let ShardingCodecConfiguration::V1(configuration) = configuration else {
+    }
+    let configuration = a2b
+        .configuration_v3(&CodecMetadataOptions::default())
+        .and_then(|c| serde_json::to_value(c).ok())
+        .and_then(|c| serde_json::from_value::<ShardingCodecConfiguration>(c).ok());
+    // zarrs created the codec from such a configuration, so this holds.
+    let Some(ShardingCodecConfiguration::V1(configuration)) = configuration else {
         return Ok(());
     };
     let (mut data_type, mut fill_value) = (data_type.clone(), fill_value.clone());
-    for codec in a2a {
+    for codec in codecs.array_to_array_codecs() {
         let next = codec.encoded_data_type(&data_type)?;
         fill_value = codec.encoded_fill_value(&data_type, &fill_value)?;
         data_type = next;

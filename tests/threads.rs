@@ -254,11 +254,11 @@ fn register_overrides_races_array_open() {
     // look like a deadlock.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut text);
+                let _ = pipe.read_to_end(&mut bytes);
             }
-            text
+            String::from_utf8_lossy(&bytes).into_owned()
         })
     };
     let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
@@ -270,7 +270,9 @@ fn register_overrides_races_array_open() {
         }
         if start.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("the race did not finish within 60 s: deadlock?");
+            let _ = child.wait();
+            let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+            panic!("the race did not finish within 60 s: deadlock?\n{stdout}\n{stderr}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };

@@ -772,13 +772,14 @@ mod tests {
                     }
                     for signed in [false, true] {
                         let l = layout(component_bytes, first_bit, bits, signed);
-                        // 1100: the table paths (one-byte components).
-                        let sizes: &[usize] = if component_bytes == 1 {
-                            &[0, 1, 7, 9, 263, 1100]
+                        // 1100: the table paths (one-byte components), which
+                        // Miri runs too; it takes the first sizes only.
+                        let (sizes, miri): (&[usize], usize) = if component_bytes == 1 {
+                            (&[0, 1, 9, 1100, 7, 263], 4)
                         } else {
-                            &[0, 1, 7, 9, 263]
+                            (&[0, 1, 9, 7, 263], 3)
                         };
-                        let sizes = test_support::first(sizes, 4);
+                        let sizes = test_support::first(sizes, miri);
                         for n in sizes {
                             let decoded = noise(n * component_bytes, u64::from(bits) + n as u64);
                             let encoded = packed(&l, &decoded);

@@ -27,6 +27,19 @@ pub struct Chain {
 
 pub type Outcome = Result<Option<V>, ()>;
 
+/// Whether `scale_offset`'s `offset` and `scale` are values of `dt`, as its
+/// spec requires: for an integer type, within its range (the generator
+/// draws them from -20..=20 whatever the type; its floats are finite).
+pub fn parameters_valid(dt: Dt, chain: &Chain) -> bool {
+    match (chain.scale_offset, dt.kind) {
+        (Some((V::I(o), V::I(s))), Kind::Int { bits, signed }) => {
+            let (lo, hi) = int_range(bits, signed);
+            (lo..=hi).contains(&o) && (lo..=hi).contains(&s)
+        }
+        _ => true,
+    }
+}
+
 /// Read element `bytes` (native order) of numeric `dt`.
 pub fn read(dt: Dt, bytes: &[u8]) -> V {
     match dt.kind {

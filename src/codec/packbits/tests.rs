@@ -555,7 +555,8 @@ fn partial_decode_starting_mid_byte_matches_full_decode() {
         (data_type::complex_float6_e2m3fn(), serde_json::json!({})),
     ] {
         let c = codec(json.clone());
-        let n = 1000u64;
+        // Under Miri, 100 elements: still more than one byte group per start.
+        let n = if cfg!(miri) { 100u64 } else { 1000 };
         let size = data_type.fixed_size().unwrap();
         let decoded: Vec<u8> = (0..n as usize * size)
             .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0])

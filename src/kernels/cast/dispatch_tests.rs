@@ -18,7 +18,7 @@ use super::tests::MODES;
 use super::{CastFailure, CastPlan, OutOfRangeMode, RoundingMode};
 use crate::kernels::simd;
 use crate::numeric::{NumericType, Value};
-use crate::test_support;
+use crate::test_support::{self, pow2};
 
 use NumericType as T;
 use OutOfRangeMode::{Clamp, Wrap};
@@ -240,12 +240,6 @@ fn format(t: NumericType) -> (u32, i32, f64) {
         T::Float64 => (53, -1022, f64::MAX),
         _ => unreachable!(),
     }
-}
-
-/// `2^e` for a normal exponent, from its bits.
-fn pow2(e: i32) -> f64 {
-    assert!((-1022..=1023).contains(&e));
-    f64::from_bits(u64::try_from(e + 1023).unwrap() << 52)
 }
 
 /// `x * 2^k`, exactly (in steps that neither overflow nor underflow for the

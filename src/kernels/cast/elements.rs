@@ -19,8 +19,9 @@ pub(crate) trait WideFloat: Elem + PartialOrd + MapKey {
     fn round_mode<const MODE: u8>(self) -> Self;
     /// `2^exp` (saturating to infinity).
     fn pow2(exp: i32) -> Self;
-    /// `self % 2^bits`, exact (IEEE remainder of an integral value).
-    fn rem_pow2(self, bits: u32) -> Self;
+    /// `self % modulus` (for an integral `self` and a power of two
+    /// `modulus`, exact).
+    fn rem(self, modulus: Self) -> Self;
     /// `self` as `i128` (saturating; exact for integral values below 2^127).
     fn to_i128(self) -> i128;
     /// From `f64`, exact for the values it is used with (integers that are
@@ -119,8 +120,8 @@ macro_rules! impl_wide_float {
                 x as $t
             }
             #[inline(always)]
-            fn rem_pow2(self, bits: u32) -> Self {
-                self % Self::pow2(bits as i32)
+            fn rem(self, modulus: Self) -> Self {
+                self % modulus
             }
             #[inline(always)]
             #[allow(clippy::cast_possible_truncation)]
@@ -210,9 +211,9 @@ pub(crate) trait FloatElem: Elem {
     /// Nearest (ties to even) value of a `f32`, correctly rounded.
     fn from_f32_nearest(x: f32) -> Self;
     fn is_infinite(self) -> bool;
-    /// The adjacent value towards +infinity (finite or infinite `self`, not NaN).
+    /// The adjacent value towards +infinity (NaN: itself).
     fn next_up(self) -> Self;
-    /// The adjacent value towards -infinity.
+    /// The adjacent value towards -infinity (NaN: itself).
     fn next_down(self) -> Self;
     fn infinity(negative: bool) -> Self;
 }
@@ -242,10 +243,14 @@ pub(crate) fn f64_to_f32_round_to_odd(x: f64) -> f32 {
 /// The adjacent representable value of an IEEE float given by its bits,
 /// towards +infinity (`up`) or -infinity.
 macro_rules! ieee_next {
-    ($bits:expr, $sign:expr, $up:expr) => {{
+    ($bits:expr, $sign:expr, $infinity:expr, $up:expr) => {{
         let bits = $bits;
         let magnitude = bits & !$sign;
-        if magnitude == 0 {
+        if magnitude > $infinity {
+            // NaN has no neighbours: itself (stepping its bits would wrap at
+            // an all-ones payload, or turn the NaN into an infinity).
+            bits
+        } else if magnitude == 0 {
             // ±0: the smallest subnormal of the requested sign.
             if $up { 1 } else { $sign | 1 }
         } else if (bits & $sign == 0) == $up {
@@ -283,11 +288,11 @@ impl FloatElem for f64 {
     }
     #[inline(always)]
     fn next_up(self) -> Self {
-        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, true))
+        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, f64::INFINITY.to_bits(), true))
     }
     #[inline(always)]
     fn next_down(self) -> Self {
-        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, false))
+        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, f64::INFINITY.to_bits(), false))
     }
     fn infinity(negative: bool) -> Self {
         if negative {
@@ -326,11 +331,11 @@ impl FloatElem for f32 {
     }
     #[inline(always)]
     fn next_up(self) -> Self {
-        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, true))
+        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, f32::INFINITY.to_bits(), true))
     }
     #[inline(always)]
     fn next_down(self) -> Self {
-        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, false))
+        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, f32::INFINITY.to_bits(), false))
     }
     fn infinity(negative: bool) -> Self {
         if negative {
@@ -370,11 +375,11 @@ macro_rules! impl_half_float {
             }
             #[inline(always)]
             fn next_up(self) -> Self {
-                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, true))
+                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, <$t>::INFINITY.to_bits(), true))
             }
             #[inline(always)]
             fn next_down(self) -> Self {
-                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, false))
+                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, <$t>::INFINITY.to_bits(), false))
             }
             fn infinity(negative: bool) -> Self {
                 if negative {
@@ -523,16 +528,46 @@ mod tests {
         assert_eq!(<f64 as WideFloat>::pow2(i32::MIN), 0.0);
     }
 
+    /// NaN, whatever its sign and payload (all ones included, where a step
+    /// of the bits would overflow), has no neighbours: itself.
+    #[test]
+    fn next_up_down_of_nan_is_nan() {
+        for bits in [0xffff_ffffu32, 0x7fff_ffff, 0x7f80_0001, 0xff80_0001, 0x7fc0_0000] {
+            let x = f32::from_bits(bits);
+            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
+            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
+        }
+        for bits in [u64::MAX, 0x7ff0_0000_0000_0001, 0xfff0_0000_0000_0001] {
+            let x = f64::from_bits(bits);
+            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
+            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
+        }
+        for bits in [0xffffu16, 0x7c01, 0xfc01] {
+            let x = f16::from_bits(bits);
+            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
+            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
+        }
+        for bits in [0xffffu16, 0x7f81, 0xff81] {
+            let x = bf16::from_bits(bits);
+            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
+            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
+        }
+    }
+
     #[test]
     fn next_up_down_ieee() {
-        assert_eq!(0.0f32.next_up(), f32::from_bits(1));
-        assert_eq!((-0.0f32).next_down(), -f32::from_bits(1));
-        assert_eq!(1.0f32.next_up(), 1.0 + f32::EPSILON);
-        assert_eq!((-1.0f32).next_up(), -(1.0 - f32::EPSILON / 2.0));
-        assert_eq!(f32::MAX.next_up(), f32::INFINITY);
-        assert_eq!(f32::INFINITY.next_down(), f32::MAX);
-        assert_eq!(f16::MAX.next_up(), f16::INFINITY);
-        assert_eq!(f16::ONE.next_down().to_f32(), 1.0 - pow2_f32(-11));
+        // Through the trait: std's inherent `f32::next_up` would shadow it.
+        let (up, down) = (FloatElem::next_up, FloatElem::next_down);
+        assert_eq!(up(0.0f32), f32::from_bits(1));
+        assert_eq!(down(-0.0f32), -f32::from_bits(1));
+        assert_eq!(up(1.0f32), 1.0 + f32::EPSILON);
+        assert_eq!(up(-1.0f32), -(1.0 - f32::EPSILON / 2.0));
+        assert_eq!(up(f32::MAX), f32::INFINITY);
+        assert_eq!(down(f32::INFINITY), f32::MAX);
+        assert_eq!(FloatElem::next_up(f64::MAX), f64::INFINITY);
+        assert_eq!(FloatElem::next_down(-0.0f64), -f64::from_bits(1));
+        assert_eq!(FloatElem::next_up(f16::MAX), f16::INFINITY);
+        assert_eq!(FloatElem::next_down(f16::ONE).to_f32(), 1.0 - pow2_f32(-11));
     }
 
     /// The branch-free rounding equals the std (libm) functions, including

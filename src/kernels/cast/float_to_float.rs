@@ -73,7 +73,8 @@ pub(crate) fn narrow<W: WideFloat, D: FloatElem, const MODE: u8>(x: W, clamp: bo
             debug_assert_eq!(MODE, NEAREST_AWAY);
             // Nearest-away differs from nearest-even only on an exact tie,
             // where the midpoint of the two neighbours (exact in f64) is `x`.
-            if near != exact && !nearest.is_infinite() {
+            // Not for NaN (`near != exact` holds for it) nor infinity.
+            if near != exact && near.is_finite() {
                 let other = if exact > near {
                     nearest.next_up()
                 } else {

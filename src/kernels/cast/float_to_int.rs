@@ -30,13 +30,15 @@ fn convert<S: FloatElem + MapKey, D: IntElem, const MODE: u8>(
     target: IntTarget,
 ) -> Result<(), usize> {
     if out_of_range == Some(OutOfRangeMode::Wrap) {
-        return run_fallible(src, dst, entries, |x| {
+        #[allow(clippy::cast_possible_wrap)] // bits <= 64
+        let modulus = S::Wide::pow2(target.bits as i32);
+        return run_fallible(src, dst, entries, move |x| {
             let w = x.widen();
             // NaN and infinity have no residue modulo 2^N.
             w.is_finite().then(|| {
                 // The remainder of an integral float by 2^N is exact and
                 // below 2^64 in magnitude, so it fits i128 exactly.
-                let residue = w.round_mode::<MODE>().rem_pow2(target.bits).to_i128();
+                let residue = w.round_mode::<MODE>().rem(modulus).to_i128();
                 D::from_i128_wrapping(wrap_to_bits(residue, target.bits, target.signed))
             })
         });

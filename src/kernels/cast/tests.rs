@@ -628,6 +628,11 @@ fn nan_propagates_between_floats() {
         -f64::NAN,
         f64::from_bits(0x7ff0_0000_0000_0001), // signalling
         f64::from_bits(0xfff8_0000_dead_beef), // negative, with a payload
+        // All ones: narrowed to f32 it is 0xffff_ffff, whose bits a step
+        // towards -infinity would overflow (found by the decode fuzz
+        // target: nearest-away stepped from a NaN).
+        f64::from_bits(u64::MAX),
+        f64::from_bits(0x7fff_ffff_ffff_ffff),
     ];
     for r in MODES {
         for o in [None, Some(Clamp)] {
@@ -639,6 +644,8 @@ fn nan_propagates_between_floats() {
             }
             cast::<f32, f64>(T::Float32, T::Float64).nan(r, o, f32::NAN);
             cast::<f32, f16>(T::Float32, T::Float16).nan(r, o, f32::from_bits(0xff80_0001));
+            cast::<f32, f16>(T::Float32, T::Float16).nan(r, o, f32::from_bits(u32::MAX));
+            cast::<f32, bf16>(T::Float32, T::BFloat16).nan(r, o, f32::from_bits(u32::MAX));
             cast::<f16, f32>(T::Float16, T::Float32).nan(r, o, f16::NAN);
             cast::<bf16, f16>(T::BFloat16, T::Float16).nan(r, o, bf16::NAN);
         }

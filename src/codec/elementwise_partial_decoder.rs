@@ -45,22 +45,51 @@ pub(crate) struct ElementwisePartialDecoder<C, T: ?Sized> {
     decoded_data_type: DataType,
     /// The chunk's shape, which the widened reads are laid out in.
     chunk_shape: Vec<u64>,
+    /// The array's fill value, when decoding the encoded fill value does not
+    /// give its bits back (`scale_offset` with an inexact `x / scale +
+    /// offset`, `cast_value` turning `-0.0` into `+0.0`): a missing chunk
+    /// then reads as this value, as it does in a whole-chunk read, where
+    /// zarrs fills it without decoding. `None` when decoding gives it back.
+    inexact_fill_value: Option<FillValue>,
 }
 
 impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
-    /// Wrap `input_handle`, which yields encoded elements of a chunk of `chunk_shape`.
+    /// Wrap `input_handle`, which yields encoded elements of a chunk of
+    /// `chunk_shape`; `inexact_fill_value` as the field says.
     pub(crate) fn new(
         codec: Arc<C>,
         input_handle: Arc<T>,
         decoded_data_type: DataType,
         chunk_shape: Vec<u64>,
+        inexact_fill_value: Option<FillValue>,
     ) -> Self {
         Self {
             codec,
             input_handle,
             decoded_data_type,
             chunk_shape,
+            inexact_fill_value,
         }
+    }
+
+    /// The fill value for every element of `indexer`, if the chunk is
+    /// missing and its fill value is inexact (the store is asked only then).
+    fn missing_chunk_fill(
+        &self,
+        indexer: &dyn Indexer,
+        exists: impl FnOnce() -> Result<bool, StorageError>,
+    ) -> Result<Option<ArrayBytes<'static>>, CodecError> {
+        let Some(fill_value) = &self.inexact_fill_value else {
+            return Ok(None);
+        };
+        if exists()? {
+            return Ok(None);
+        }
+        Ok(Some(ArrayBytes::new_fill_value(
+            &self.decoded_data_type,
+            indexer.len(),
+            fill_value,
+        )?))
     }
 
     /// The slab to read for `indexer`, with `indexer` relative to it, if
@@ -103,12 +132,19 @@ impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
         decoded_data_type: &DataType,
         fill_value: &FillValue,
     ) -> Result<Arc<Self>, CodecError> {
-        codec.checked_fill_value(decoded_data_type, fill_value)?;
+        let encoded = codec.checked_fill_value(decoded_data_type, fill_value)?;
+        let decoded = codec.decode_elements(
+            ArrayBytes::new_flen(encoded.as_ne_bytes().to_vec()),
+            decoded_data_type,
+            &CodecOptions::default(),
+        )?;
+        let exact = decoded.into_fixed()?.as_ref() == fill_value.as_ne_bytes();
         Ok(Arc::new(Self::new(
             codec,
             input_handle,
             decoded_data_type.clone(),
             chunk_shape.iter().map(|n| n.get()).collect(),
+            (!exact).then(|| fill_value.clone()),
         )))
     }
 }
@@ -134,6 +170,9 @@ impl<C: ElementwiseDecode> ArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'_>, CodecError> {
         let input = &self.input_handle;
+        if let Some(fill) = self.missing_chunk_fill(indexer, || input.exists())? {
+            return Ok(fill);
+        }
         let encoded_type = input.data_type();
         let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {
             Some((slab, relative)) => {
@@ -174,6 +213,12 @@ impl<C: ElementwiseDecode> AsyncArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let input = &self.input_handle;
+        if self.inexact_fill_value.is_some() && !input.exists().await? {
+            let exists = || Ok(false);
+            if let Some(fill) = self.missing_chunk_fill(indexer, exists)? {
+                return Ok(fill);
+            }
+        }
         let encoded_type = input.data_type();
         let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {
             Some((slab, relative)) => {

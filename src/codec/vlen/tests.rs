@@ -377,15 +377,15 @@ fn random_corruption_never_panics() {
             for location in ["start", "end"] {
                 let codec = codec(index, data, index_data_type, Some(location));
                 let chunk = encode(&codec, &values);
-                for len in 0..chunk.len() {
+                // Under Miri, every 7th length and 20 corruptions per layout.
+                for len in (0..chunk.len()).step_by(if cfg!(miri) { 7 } else { 1 }) {
                     assert!(
                         decode(&codec, &chunk[..len], 8).is_err(),
                         "truncated to {len}"
                     );
                     assert!(decode(&codec, &chunk[chunk.len() - len..], 8).is_err());
                 }
-                // Under Miri, 50 corruptions per layout.
-                for _ in 0..if cfg!(miri) { 50 } else { 2000 } {
+                for _ in 0..if cfg!(miri) { 20 } else { 2000 } {
                     let mut corrupt = chunk.clone();
                     for _ in 0..=rng.below(3) {
                         let at = rng.below(corrupt.len());

@@ -288,11 +288,21 @@ impl FloatElem for f64 {
     }
     #[inline(always)]
     fn next_up(self) -> Self {
-        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, f64::INFINITY.to_bits(), true))
+        f64::from_bits(ieee_next!(
+            self.to_bits(),
+            1u64 << 63,
+            f64::INFINITY.to_bits(),
+            true
+        ))
     }
     #[inline(always)]
     fn next_down(self) -> Self {
-        f64::from_bits(ieee_next!(self.to_bits(), 1u64 << 63, f64::INFINITY.to_bits(), false))
+        f64::from_bits(ieee_next!(
+            self.to_bits(),
+            1u64 << 63,
+            f64::INFINITY.to_bits(),
+            false
+        ))
     }
     fn infinity(negative: bool) -> Self {
         if negative {
@@ -331,11 +341,21 @@ impl FloatElem for f32 {
     }
     #[inline(always)]
     fn next_up(self) -> Self {
-        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, f32::INFINITY.to_bits(), true))
+        f32::from_bits(ieee_next!(
+            self.to_bits(),
+            1u32 << 31,
+            f32::INFINITY.to_bits(),
+            true
+        ))
     }
     #[inline(always)]
     fn next_down(self) -> Self {
-        f32::from_bits(ieee_next!(self.to_bits(), 1u32 << 31, f32::INFINITY.to_bits(), false))
+        f32::from_bits(ieee_next!(
+            self.to_bits(),
+            1u32 << 31,
+            f32::INFINITY.to_bits(),
+            false
+        ))
     }
     fn infinity(negative: bool) -> Self {
         if negative {
@@ -375,11 +395,21 @@ macro_rules! impl_half_float {
             }
             #[inline(always)]
             fn next_up(self) -> Self {
-                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, <$t>::INFINITY.to_bits(), true))
+                <$t>::from_bits(ieee_next!(
+                    self.to_bits(),
+                    1u16 << 15,
+                    <$t>::INFINITY.to_bits(),
+                    true
+                ))
             }
             #[inline(always)]
             fn next_down(self) -> Self {
-                <$t>::from_bits(ieee_next!(self.to_bits(), 1u16 << 15, <$t>::INFINITY.to_bits(), false))
+                <$t>::from_bits(ieee_next!(
+                    self.to_bits(),
+                    1u16 << 15,
+                    <$t>::INFINITY.to_bits(),
+                    false
+                ))
             }
             fn infinity(negative: bool) -> Self {
                 if negative {
@@ -532,7 +562,13 @@ mod tests {
     /// of the bits would overflow), has no neighbours: itself.
     #[test]
     fn next_up_down_of_nan_is_nan() {
-        for bits in [0xffff_ffffu32, 0x7fff_ffff, 0x7f80_0001, 0xff80_0001, 0x7fc0_0000] {
+        for bits in [
+            0xffff_ffffu32,
+            0x7fff_ffff,
+            0x7f80_0001,
+            0xff80_0001,
+            0x7fc0_0000,
+        ] {
             let x = f32::from_bits(bits);
             assert_eq!(FloatElem::next_up(x).to_bits(), bits);
             assert_eq!(FloatElem::next_down(x).to_bits(), bits);

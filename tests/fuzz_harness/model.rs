@@ -133,7 +133,17 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
                 } else {
                     (i.abs() < 1 << 62 && (i as f32) as i128 == i).then_some(f64::from(i as f32))
                 };
-                Ok(exact.map(V::F))
+                // Rust's `as` rounds an integer to the nearest float, ties to
+                // even, in one step: the model of nearest-even (uint64
+                // 2^64 - 1 -> float64 2^64).
+                let nearest = (rounding == "nearest-even").then(|| {
+                    if bits == 64 {
+                        i as f64
+                    } else {
+                        f64::from(i as f32)
+                    }
+                });
+                Ok(exact.or(nearest).map(V::F))
             }
             V::F(x) if bits == 64 || from.kind == (Kind::Float { bits: 32 }) => Ok(Some(V::F(x))),
             V::F(x) => {

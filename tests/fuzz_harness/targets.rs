@@ -693,11 +693,21 @@ impl RoundTripCase {
             let _ = array.retrieve_array_subset::<ArrayBytes<'static>>(&all);
             return;
         }
-        // Everything written must be readable by both paths.
-        let read = |what: &str| -> ArrayBytes<'static> {
-            array
-                .retrieve_array_subset::<ArrayBytes<'static>>(&all)
-                .unwrap_or_else(|e| panic!("{what}: reading back what was written fails: {e}"))
+        // Everything written must be readable by both paths, unless the
+        // model says an element does not survive: a lossy cast may encode a
+        // value to one that does not decode (uint64 18446744073709551615 ->
+        // float64 2^64, outside uint64), which the spec makes an error.
+        let read = |what: &str| -> Option<ArrayBytes<'static>> {
+            match array.retrieve_array_subset::<ArrayBytes<'static>>(&all) {
+                Ok(read) => Some(read),
+                Err(e) => {
+                    assert!(
+                        self.some_element_fails(),
+                        "{what}: reading back what was written fails: {e}"
+                    );
+                    None
+                }
+            }
         };
         match (written, &self.values) {
             (Err(e), _) => self.check_write_error(&e),
@@ -708,7 +718,10 @@ impl RoundTripCase {
                 assert_eq!(&read, strings, "{what}");
             }
             (Ok(()), Elements::Fixed(input)) => {
-                let read = read(&what).into_fixed().unwrap().into_owned();
+                let Some(read) = read(&what) else {
+                    return;
+                };
+                let read = read.into_fixed().unwrap().into_owned();
                 self.check_values(input, &read, &what);
                 // Partial reads inside the chunks agree with the whole.
                 let window: Vec<_> = self.shape.iter().map(|&d| d / 3..d - d / 3).collect();
@@ -779,6 +792,17 @@ impl RoundTripCase {
         (0..input.len() / size)
             .map(|i| !written.contains(&chunk_of(i)))
             .collect()
+    }
+
+    /// Whether the model says some element cannot be encoded or decoded.
+    fn some_element_fails(&self) -> bool {
+        let Elements::Fixed(input) = &self.values else {
+            return false;
+        };
+        self.numeric()
+            && input
+                .chunks_exact(self.dt.size)
+                .any(|e| model::round_trip(model::read(self.dt, e), self.dt, &self.chain).is_err())
     }
 
     /// Whether the model encodes the fill value (0) and decodes it back.

@@ -81,6 +81,15 @@ impl CastValueCodecConfiguration {
                 )
             })?;
         let (_, target) = resolve_target(&data_type, data_type_json)?;
+        // An empty configuration is no configuration: written back as the
+        // bare name, so that writing, reading and writing again agree
+        // (`["float64", {}]` was written as `{"name": "float64"}`, which
+        // reads back without one; found by the configuration fuzz target).
+        let data_type = if data_type.configuration().is_some_and(|c| c.is_empty()) {
+            MetadataV3::new(data_type.name().to_string())
+        } else {
+            data_type
+        };
 
         let rounding = field("rounding")
             .map(|v| {

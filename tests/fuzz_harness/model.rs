@@ -133,17 +133,53 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
                 } else {
                     (i.abs() < 1 << 62 && (i as f32) as i128 == i).then_some(f64::from(i as f32))
                 };
-                // Rust's `as` rounds an integer to the nearest float, ties to
-                // even, in one step: the model of nearest-even (uint64
-                // 2^64 - 1 -> float64 2^64).
-                let nearest = (rounding == "nearest-even").then(|| {
-                    if bits == 64 {
-                        i as f64
+                // The two floats around `i` (Rust's `as` gives the nearest,
+                // ties to even, in one step), then the rounding mode picks
+                // (uint64 2^64 - 1 -> float64 2^64 nearest-even).
+                let (down, up) = if bits == 64 {
+                    let n = i as f64;
+                    if n as i128 <= i {
+                        (n, n.next_up())
                     } else {
-                        f64::from(i as f32)
+                        (n.next_down(), n)
                     }
-                });
-                Ok(exact.or(nearest).map(V::F))
+                } else {
+                    let n = i as f32;
+                    let (d, u) = if n as i128 <= i {
+                        (n, n.next_up())
+                    } else {
+                        (n.next_down(), n)
+                    };
+                    (f64::from(d), f64::from(u))
+                };
+                let rounded = if down as i128 == i {
+                    down
+                } else {
+                    match rounding {
+                        "towards-positive" => up,
+                        "towards-negative" => down,
+                        "towards-zero" => {
+                            if i > 0 {
+                                down
+                            } else {
+                                up
+                            }
+                        }
+                        "nearest-away" => {
+                            let (below, above) = (i - down as i128, up as i128 - i);
+                            if below == above {
+                                if i > 0 { up } else { down }
+                            } else if below < above {
+                                down
+                            } else {
+                                up
+                            }
+                        }
+                        _ if bits == 64 => i as f64,
+                        _ => f64::from(i as f32),
+                    }
+                };
+                Ok(exact.or(Some(rounded)).map(V::F))
             }
             V::F(x) if bits == 64 || from.kind == (Kind::Float { bits: 32 }) => Ok(Some(V::F(x))),
             V::F(x) => {

@@ -25,6 +25,14 @@ pub(crate) const fn size(native: usize, miri: usize) -> usize {
     if cfg!(miri) { miri } else { native }
 }
 
+/// Native-endian element bytes (possibly unaligned) to elements.
+pub(crate) fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
 /// `2^exp` as an `f64`, exact, for `-1022 <= exp <= 1023`: test values and
 /// goldens are built with it rather than with std's `powi`, whose precision
 /// is unspecified (Miri perturbs it, and a golden `2^-6` then misses by an

@@ -72,26 +72,6 @@ impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
         }
     }
 
-    /// The fill value for every element of `indexer`, if the chunk is
-    /// missing and its fill value is inexact (the store is asked only then).
-    fn missing_chunk_fill(
-        &self,
-        indexer: &dyn Indexer,
-        exists: impl FnOnce() -> Result<bool, StorageError>,
-    ) -> Result<Option<ArrayBytes<'static>>, CodecError> {
-        let Some(fill_value) = &self.inexact_fill_value else {
-            return Ok(None);
-        };
-        if exists()? {
-            return Ok(None);
-        }
-        Ok(Some(ArrayBytes::new_fill_value(
-            &self.decoded_data_type,
-            indexer.len(),
-            fill_value,
-        )?))
-    }
-
     /// The slab to read for `indexer`, with `indexer` relative to it, if
     /// widening pays (see [`super::slab`]).
     fn widened(
@@ -108,6 +88,20 @@ impl<C, T: ?Sized> ElementwisePartialDecoder<C, T> {
         let slab = super::slab::slab(indexer, &self.chunk_shape, size)?;
         let relative = indexer.as_array_subset()?.relative_to(slab.start()).ok()?;
         Some((slab, relative))
+    }
+
+    /// The array's fill value for every element of `indexer`: what a
+    /// missing chunk holds (see `inexact_fill_value`).
+    fn fill(
+        &self,
+        indexer: &dyn Indexer,
+        fill_value: &FillValue,
+    ) -> Result<ArrayBytes<'static>, CodecError> {
+        Ok(ArrayBytes::new_fill_value(
+            &self.decoded_data_type,
+            indexer.len(),
+            fill_value,
+        )?)
     }
 }
 
@@ -170,8 +164,12 @@ impl<C: ElementwiseDecode> ArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'_>, CodecError> {
         let input = &self.input_handle;
-        if let Some(fill) = self.missing_chunk_fill(indexer, || input.exists())? {
-            return Ok(fill);
+        // The store is asked whether the chunk exists only for an inexact
+        // fill value.
+        if let Some(fill_value) = &self.inexact_fill_value
+            && !input.exists()?
+        {
+            return self.fill(indexer, fill_value);
         }
         let encoded_type = input.data_type();
         let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {
@@ -213,11 +211,10 @@ impl<C: ElementwiseDecode> AsyncArrayPartialDecoderTraits
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
         let input = &self.input_handle;
-        if self.inexact_fill_value.is_some() && !input.exists().await? {
-            let exists = || Ok(false);
-            if let Some(fill) = self.missing_chunk_fill(indexer, exists)? {
-                return Ok(fill);
-            }
+        if let Some(fill_value) = &self.inexact_fill_value
+            && !input.exists().await?
+        {
+            return self.fill(indexer, fill_value);
         }
         let encoded_type = input.data_type();
         let encoded = match self.widened(indexer, encoded_type, input.supports_partial_decode()) {

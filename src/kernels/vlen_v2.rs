@@ -118,49 +118,35 @@ fn element_ranges<'o>(
     })
 }
 
-/// The encoded size of the elements of `offsets` (count, lengths, bytes).
+/// Append the encoding of the elements `data[offsets[j]..offsets[j + 1]]` to
+/// `out`, in one pass over the offsets that also checks them.
 ///
 /// # Errors
 /// [`VlenV2Error::TooLarge`] for more than `u32::MAX` elements or an element
 /// longer than `u32::MAX` bytes; [`VlenV2Error::Input`] for offsets outside
-/// `data_len` or decreasing.
-pub fn encoded_len(offsets: &[usize], data_len: usize) -> Result<usize, VlenV2Error> {
-    let count = offsets.len().saturating_sub(1);
-    if u32::try_from(count).is_err() {
-        return Err(VlenV2Error::TooLarge {
-            what: "item count".to_string(),
-            value: count as u64,
-        });
-    }
-    let mut len = LEN_SIZE;
-    for (j, range) in element_ranges(offsets, data_len).enumerate() {
-        let range = range?;
-        if u32::try_from(range.len()).is_err() {
-            return Err(VlenV2Error::TooLarge {
-                what: format!("element {j} length"),
-                value: range.len() as u64,
-            });
-        }
-        len = len
-            .checked_add(LEN_SIZE + range.len())
-            .ok_or_else(|| VlenV2Error::Input("encoded chunk exceeds usize::MAX".to_string()))?;
-    }
-    Ok(len)
-}
-
-/// Append the encoding of the elements `data[offsets[j]..offsets[j + 1]]` to
-/// `out`.
-///
-/// # Errors
-/// As [`encoded_len`].
+/// `data` or decreasing. `out` then holds part of the encoding.
 pub fn encode(data: &[u8], offsets: &[usize], out: &mut Vec<u8>) -> Result<(), VlenV2Error> {
-    out.reserve(encoded_len(offsets, data.len())?);
-    // `encoded_len` checked the count and every length against `u32`.
-    let count = offsets.len().saturating_sub(1) as u32;
+    let count = offsets.len().saturating_sub(1);
+    let count = u32::try_from(count).map_err(|_| VlenV2Error::TooLarge {
+        what: "item count".to_string(),
+        value: count as u64,
+    })?;
+    // The exact size when the offsets are valid (the loop refuses others):
+    // the count and a length per element (`offsets`, of `usize`s, is longer
+    // in memory, so this cannot overflow), and the bytes they span.
+    let (first, last) = (
+        offsets.first().map_or(0, |&o| o.min(data.len())),
+        offsets.last().map_or(0, |&o| o.min(data.len())),
+    );
+    out.reserve(offsets.len().max(1) * LEN_SIZE + last.saturating_sub(first));
     out.extend_from_slice(&count.to_le_bytes());
-    for range in element_ranges(offsets, data.len()) {
+    for (j, range) in element_ranges(offsets, data.len()).enumerate() {
         let range = range?;
-        out.extend_from_slice(&(range.len() as u32).to_le_bytes());
+        let len = u32::try_from(range.len()).map_err(|_| VlenV2Error::TooLarge {
+            what: format!("element {j} length"),
+            value: range.len() as u64,
+        })?;
+        out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&data[range]);
     }
     Ok(())

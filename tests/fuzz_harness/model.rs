@@ -128,11 +128,6 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
         }
         Kind::Float { bits } => match v {
             V::I(i) => {
-                let exact = if bits == 64 {
-                    (i.abs() < 1 << 62 && (i as f64) as i128 == i).then_some(i as f64)
-                } else {
-                    (i.abs() < 1 << 62 && (i as f32) as i128 == i).then_some(f64::from(i as f32))
-                };
                 // The two floats around `i` (Rust's `as` gives the nearest,
                 // ties to even, in one step), then the rounding mode picks
                 // (uint64 2^64 - 1 -> float64 2^64 nearest-even).
@@ -152,6 +147,7 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
                     };
                     (f64::from(d), f64::from(u))
                 };
+                // An exactly representable `i` is `down` itself.
                 let rounded = if down as i128 == i {
                     down
                 } else {
@@ -179,7 +175,7 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
                         _ => f64::from(i as f32),
                     }
                 };
-                Ok(exact.or(Some(rounded)).map(V::F))
+                Ok(Some(V::F(rounded)))
             }
             V::F(x) if bits == 64 || from.kind == (Kind::Float { bits: 32 }) => Ok(Some(V::F(x))),
             V::F(x) => {

@@ -264,6 +264,24 @@ fn acceptable(metadata: &Value) -> bool {
     walk(metadata)
 }
 
+/// An array of `metadata` over a checked in-memory store whose chunk 0 is
+/// `chunk`, or `None` if zarrs refuses the metadata or the array has no
+/// dimensions.
+fn array_with_chunk_zero(metadata: Value, chunk: &[u8]) -> Option<Array<CheckedStore>> {
+    let metadata = serde_json::from_value::<ArrayMetadataV3>(metadata).ok()?;
+    let inner = Arc::new(MemoryStore::new());
+    let store = Arc::new(CheckedStore(inner.clone()));
+    let array = Array::new_with_metadata(store, "/", ArrayMetadata::V3(metadata)).ok()?;
+    if array.dimensionality() == 0 {
+        return None;
+    }
+    let indices = vec![0u64; array.dimensionality()];
+    inner
+        .set(&array.chunk_key(&indices), chunk.to_vec().into())
+        .unwrap();
+    Some(array)
+}
+
 fn decode_chunk(metadata_json: Value, selector: &[u8], chunk: &[u8], large: bool) {
     if !acceptable(&metadata_json) {
         return;
@@ -271,22 +289,10 @@ fn decode_chunk(metadata_json: Value, selector: &[u8], chunk: &[u8], large: bool
     if !shard_index_is_sane(&metadata_json, chunk) {
         return;
     }
-    let Ok(metadata) = serde_json::from_value::<ArrayMetadataV3>(metadata_json.clone()) else {
+    let Some(array) = array_with_chunk_zero(metadata_json.clone(), chunk) else {
         return;
     };
-    let inner = Arc::new(MemoryStore::new());
-    let store = Arc::new(CheckedStore(inner.clone()));
-    let Ok(array) = Array::new_with_metadata(store, "/", ArrayMetadata::V3(metadata)) else {
-        return;
-    };
-    let ndim = array.dimensionality();
-    if ndim == 0 {
-        return;
-    }
-    let indices = vec![0u64; ndim];
-    inner
-        .set(&array.chunk_key(&indices), chunk.to_vec().into())
-        .unwrap();
+    let indices = vec![0u64; array.dimensionality()];
     let Ok(chunk_shape) = array.chunk_shape(&indices) else {
         return;
     };
@@ -371,18 +377,9 @@ fn large_read(mut metadata: Value, chunk_shape: &[u64], data_type: &DataType, ch
         "name": "rectilinear",
         "configuration": {"kind": "inline", "chunk_shapes": grid}
     });
-    let Ok(metadata) = serde_json::from_value::<ArrayMetadataV3>(metadata) else {
+    let Some(array) = array_with_chunk_zero(metadata, chunk) else {
         return;
     };
-    let inner = Arc::new(MemoryStore::new());
-    let store = Arc::new(CheckedStore(inner.clone()));
-    let Ok(array) = Array::new_with_metadata(store, "/", ArrayMetadata::V3(metadata)) else {
-        return;
-    };
-    let indices = vec![0u64; shape.len()];
-    inner
-        .set(&array.chunk_key(&indices), chunk.to_vec().into())
-        .unwrap();
     let all = array.subset_all();
     let zarrs_read = array.retrieve_array_subset::<ArrayBytes<'static>>(&all);
     if typed_reads_agree(&array, &all, &zarrs_read) {
@@ -664,8 +661,7 @@ impl RoundTripCase {
         let valid = zarrs_extension_codecs::validate_codecs(&array);
         let parameters_valid = model::parameters_valid(self.dt, &self.chain);
         if self.numeric() {
-            let zero = model::read(self.dt, &vec![0; self.dt.size]);
-            if model::round_trip(zero, self.dt, &self.chain).is_err() {
+            if self.fill_value_outcome().1.is_err() {
                 assert!(
                     valid.is_err(),
                     "{what}: validate_codecs accepts a fill value the chain cannot encode"
@@ -766,10 +762,7 @@ impl RoundTripCase {
             return;
         }
         let fill_survives = self.fill_value_survives();
-        let elements_ok = input.chunks_exact(self.dt.size).all(|e| {
-            model::round_trip(model::read(self.dt, e), self.dt, &self.chain)
-                .is_ok_and(|v| v.is_some())
-        });
+        let elements_ok = self.outcomes(input).all(|o| o.is_ok_and(|v| v.is_some()));
         assert!(
             !(fill_survives && elements_ok),
             "{}: writing fails although every element and the fill value encode: {error}",
@@ -807,16 +800,26 @@ impl RoundTripCase {
         let Elements::Fixed(input) = &self.values else {
             return false;
         };
-        self.numeric()
-            && input
-                .chunks_exact(self.dt.size)
-                .any(|e| model::round_trip(model::read(self.dt, e), self.dt, &self.chain).is_err())
+        self.numeric() && self.outcomes(input).any(|o| o.is_err())
     }
 
-    /// Whether the model encodes the fill value (0) and decodes it back.
-    fn fill_value_survives(&self) -> bool {
+    /// The model's round trip of each element of `input`.
+    fn outcomes<'a>(&'a self, input: &'a [u8]) -> impl Iterator<Item = model::Outcome> + 'a {
+        input
+            .chunks_exact(self.dt.size)
+            .map(|e| model::round_trip(model::read(self.dt, e), self.dt, &self.chain))
+    }
+
+    /// The fill value (0) and the model's round trip of it.
+    fn fill_value_outcome(&self) -> (V, model::Outcome) {
         let zero = model::read(self.dt, &vec![0; self.dt.size]);
-        matches!(model::round_trip(zero, self.dt, &self.chain), Ok(Some(v)) if model::same(v, zero))
+        (zero, model::round_trip(zero, self.dt, &self.chain))
+    }
+
+    /// Whether the model encodes the fill value and decodes it back.
+    fn fill_value_survives(&self) -> bool {
+        let (zero, outcome) = self.fill_value_outcome();
+        matches!(outcome, Ok(Some(v)) if model::same(v, zero))
     }
 
     fn check_values(&self, input: &[u8], read: &[u8], what: &str) {

@@ -12,6 +12,7 @@ use zarrs::metadata::Configuration;
 use zarrs::metadata::v3::MetadataV3;
 
 use super::{ScaleOffsetCodec, ScaleOffsetCodecConfiguration};
+use crate::test_support::elements;
 
 fn codec(configuration: serde_json::Value) -> ScaleOffsetCodec {
     let configuration: ScaleOffsetCodecConfiguration =
@@ -23,14 +24,6 @@ fn codec(configuration: serde_json::Value) -> ScaleOffsetCodec {
 fn from_metadata(metadata: serde_json::Value) -> Result<Codec, String> {
     let metadata: MetadataV3 = serde_json::from_value(metadata).unwrap();
     Codec::from_metadata(&metadata).map_err(|e| e.to_string())
-}
-
-/// Native-endian bytes to elements (the bytes may be unaligned).
-fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
-    bytes
-        .chunks_exact(size_of::<T>())
-        .map(bytemuck::pod_read_unaligned)
-        .collect()
 }
 
 fn shape(n: u64) -> Vec<NonZeroU64> {

@@ -562,32 +562,24 @@ mod tests {
     /// of the bits would overflow), has no neighbours: itself.
     #[test]
     fn next_up_down_of_nan_is_nan() {
-        for bits in [
-            0xffff_ffffu32,
+        macro_rules! check {
+            ($t:ty, $($bits:expr),+) => {$(
+                let x = <$t>::from_bits($bits);
+                assert_eq!(FloatElem::next_up(x).to_bits(), $bits, "{}", stringify!($t));
+                assert_eq!(FloatElem::next_down(x).to_bits(), $bits, "{}", stringify!($t));
+            )+};
+        }
+        check!(
+            f32,
+            u32::MAX,
             0x7fff_ffff,
             0x7f80_0001,
             0xff80_0001,
-            0x7fc0_0000,
-        ] {
-            let x = f32::from_bits(bits);
-            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
-            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
-        }
-        for bits in [u64::MAX, 0x7ff0_0000_0000_0001, 0xfff0_0000_0000_0001] {
-            let x = f64::from_bits(bits);
-            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
-            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
-        }
-        for bits in [0xffffu16, 0x7c01, 0xfc01] {
-            let x = f16::from_bits(bits);
-            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
-            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
-        }
-        for bits in [0xffffu16, 0x7f81, 0xff81] {
-            let x = bf16::from_bits(bits);
-            assert_eq!(FloatElem::next_up(x).to_bits(), bits);
-            assert_eq!(FloatElem::next_down(x).to_bits(), bits);
-        }
+            0x7fc0_0000
+        );
+        check!(f64, u64::MAX, 0x7ff0_0000_0000_0001, 0xfff0_0000_0000_0001);
+        check!(f16, 0xffff, 0x7c01, 0xfc01);
+        check!(bf16, 0xffff, 0x7f81, 0xff81);
     }
 
     #[test]

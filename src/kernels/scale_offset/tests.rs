@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::test_rng::SplitMix64;
-use crate::test_support;
+use crate::test_support::{self, elements};
 
 fn err_index(e: ScaleOffsetError) -> usize {
     match e {
@@ -622,14 +622,6 @@ float_every_way_test!(
     to_bits,
     from_bits
 );
-
-/// Native-endian bytes to elements.
-fn elements<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
-    bytes
-        .chunks_exact(size_of::<T>())
-        .map(bytemuck::pod_read_unaligned)
-        .collect()
-}
 
 #[test]
 fn half_types_every_way_match_half() {

@@ -25,6 +25,7 @@
 
 mod common;
 
+use common::{nonzero, zero_fill};
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::num::{NonZeroU32, NonZeroU64};
@@ -172,14 +173,6 @@ fn valid_bytes(case: &Case, num_elements: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn shape(dims: &[u64]) -> Vec<NonZeroU64> {
-    dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
-}
-
-fn zero_fill(data_type: &DataType) -> FillValue {
-    FillValue::new(vec![0; data_type.fixed_size().unwrap()])
-}
-
 fn ours(endian: Option<Endianness>) -> Arc<dyn ArrayToBytesCodecTraits> {
     Arc::new(OurBytes::new(endian))
 }
@@ -197,7 +190,7 @@ fn encode(
     codec
         .encode(
             ArrayBytes::new_flen(bytes),
-            &shape(dims),
+            &nonzero(dims),
             data_type,
             &zero_fill(data_type),
             &CodecOptions::default(),
@@ -215,7 +208,7 @@ fn decode(
     let decoded = codec
         .decode(
             Cow::Borrowed(bytes),
-            &shape(dims),
+            &nonzero(dims),
             data_type,
             &zero_fill(data_type),
             &CodecOptions::default(),
@@ -252,10 +245,10 @@ fn codec_api_encodings_are_identical_and_cross_decode() {
             // Same size as the built-in reports.
             let fill = zero_fill(dt);
             assert_eq!(
-                ours.encoded_representation(&shape(&dims), dt, &fill)
+                ours.encoded_representation(&nonzero(&dims), dt, &fill)
                     .unwrap(),
                 builtin
-                    .encoded_representation(&shape(&dims), dt, &fill)
+                    .encoded_representation(&nonzero(&dims), dt, &fill)
                     .unwrap(),
                 "{what}"
             );
@@ -299,14 +292,14 @@ fn missing_endian_is_refused_by_both_but_earlier_here() {
         // This crate: as soon as the codec meets the data type.
         assert!(
             ours(None)
-                .encoded_representation(&shape(&[4]), dt, &fill)
+                .encoded_representation(&nonzero(&[4]), dt, &fill)
                 .is_err(),
             "{dt}"
         );
         // Difference: the built-in accepts it here ...
         assert!(
             builtin(None)
-                .encoded_representation(&shape(&[4]), dt, &fill)
+                .encoded_representation(&nonzero(&[4]), dt, &fill)
                 .is_ok(),
             "{dt}"
         );
@@ -539,12 +532,12 @@ fn data_types_from_other_crates_use_their_own_bytes_support() {
     let fill = FillValue::new(vec![0, 0]);
     assert!(
         ours(None)
-            .encoded_representation(&shape(&[16]), &dt, &fill)
+            .encoded_representation(&nonzero(&[16]), &dt, &fill)
             .is_err()
     );
     assert_eq!(
         ours(Some(Endianness::Big))
-            .encoded_representation(&shape(&[16]), &dt, &fill)
+            .encoded_representation(&nonzero(&[16]), &dt, &fill)
             .unwrap(),
         BytesRepresentation::FixedSize(32)
     );
@@ -568,7 +561,7 @@ fn array(
 ) -> Array<MemoryStore> {
     let fill = zero_fill(data_type);
     let (chunk, codec) = if sharded {
-        let sharding = ShardingCodecBuilder::new(shape(&[4, 4]), data_type)
+        let sharding = ShardingCodecBuilder::new(nonzero(&[4, 4]), data_type)
             .array_to_bytes_codec(make(endian))
             .index_array_to_bytes_codec(make(Some(Endianness::Little)))
             .build_arc();

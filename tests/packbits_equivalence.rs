@@ -23,7 +23,8 @@
 
 mod common;
 
-use std::num::{NonZeroU32, NonZeroU64};
+use common::{nonzero, zero_fill};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use common::packbits::{component_to_ne, mask, spec_round_trip};
@@ -32,7 +33,7 @@ use zarrs::array::codec::api::{
     CodecTraitsV3,
 };
 use zarrs::array::codec::{PackBitsCodec as Builtin, ShardingCodecBuilder};
-use zarrs::array::{Array, ArrayBuilder, ArraySubset, DataType, FillValue, data_type};
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, DataType, data_type};
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::metadata_ext::codec::packbits::PackBitsPaddingEncoding;
 use zarrs::plugin::ZarrVersion;
@@ -272,14 +273,6 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-fn shape(dims: &[u64]) -> Vec<NonZeroU64> {
-    dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
-}
-
-fn zero_fill(data_type: &DataType) -> FillValue {
-    FillValue::new(vec![0; data_type.fixed_size().unwrap()])
-}
-
 fn fixed(bytes: ArrayBytes<'_>) -> Vec<u8> {
     bytes.into_fixed().unwrap().into_owned()
 }
@@ -298,7 +291,7 @@ fn codec_api_same_bytes_and_cross_decoding() {
         // 91 elements (odd: padding bits) and 1320 (table paths, tails).
         for (dims, seed) in [([7u64, 13], 1u64), ([33, 40], 2)] {
             let name = format!("{} shape {dims:?}", case.name());
-            let chunk = shape(&dims);
+            let chunk = nonzero(&dims);
             let n = (dims[0] * dims[1]) as usize;
             let decoded = case.ty.values(n, seed + case.ty.bits);
             let spec = case
@@ -432,7 +425,7 @@ fn array(
         zero_fill(&ty.data_type),
     );
     if sharded {
-        let sharding = ShardingCodecBuilder::new(shape(&[4, 8]), &ty.data_type)
+        let sharding = ShardingCodecBuilder::new(nonzero(&[4, 8]), &ty.data_type)
             .array_to_bytes_codec(codec)
             .build_arc();
         builder.array_to_bytes_codec(sharding);
@@ -591,7 +584,7 @@ fn partial<C: ArrayToBytesCodecTraits>(
         Arc::new(codec)
             .partial_decoder(
                 Arc::new(encoded),
-                &shape(&[n]),
+                &nonzero(&[n]),
                 data_type,
                 &zero_fill(data_type),
                 &options,
@@ -683,7 +676,7 @@ fn builtin_full_decode_sign_extends_only_within_a_byte() {
     // decode fills only bits 12..15: 0x0000FFFB = 65531.
     let int32 = data_type::int32();
     let options = CodecOptions::default();
-    let chunk = shape(&[2]);
+    let chunk = nonzero(&[2]);
     let fill = zero_fill(&int32);
     let builtin = Builtin::new(PackBitsPaddingEncoding::None, None, Some(11)).unwrap();
     let ours = PackBitsCodec::new(PaddingEncoding::None, None, Some(11)).unwrap();
@@ -749,7 +742,7 @@ fn builtin_whole_components_omit_the_padding_byte() {
     // counts the byte. This crate writes the spec's form and reads both.
     let float32 = data_type::float32();
     let options = CodecOptions::default();
-    let chunk = shape(&[1]);
+    let chunk = nonzero(&[1]);
     let fill = zero_fill(&float32);
     let builtin = Builtin::new(PackBitsPaddingEncoding::FirstByte, None, None).unwrap();
     let ours = PackBitsCodec::new(PaddingEncoding::FirstByte, None, None).unwrap();

@@ -15,7 +15,7 @@
 
 mod common;
 
-use std::num::NonZeroU64;
+use common::nonzero;
 use std::sync::Arc;
 
 use common::store_contents;
@@ -121,10 +121,6 @@ fn fill(data_type: &DataType) -> FillValue {
     }
 }
 
-fn nz(dims: &[u64]) -> Vec<NonZeroU64> {
-    dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
-}
-
 /// Every permutation of `0..n`.
 fn permutations(n: usize) -> Vec<Vec<usize>> {
     if n == 0 {
@@ -158,7 +154,7 @@ fn encode(
     let encoded = codec
         .encode(
             to_bytes(dt, data),
-            &nz(dims),
+            &nonzero(dims),
             dt,
             &fill(dt),
             &CodecOptions::default(),
@@ -176,7 +172,7 @@ fn decode(
     let decoded = codec
         .decode(
             to_bytes(dt, data),
-            &nz(dims),
+            &nonzero(dims),
             dt,
             &fill(dt),
             &CodecOptions::default(),
@@ -207,10 +203,10 @@ fn codec_api_encodings_are_identical_and_cross_decode() {
                 assert_eq!(by_ours, by_builtin, "{what}");
                 assert_eq!(decode(&*ours, &dt, dims, &by_builtin), data, "{what}");
                 assert_eq!(decode(&*builtin, &dt, dims, &by_ours), data, "{what}");
-                let encoded_shape = ours.encoded_shape(&nz(dims)).unwrap();
+                let encoded_shape = ours.encoded_shape(&nonzero(dims)).unwrap();
                 assert_eq!(
                     encoded_shape,
-                    builtin.encoded_shape(&nz(dims)).unwrap(),
+                    builtin.encoded_shape(&nonzero(dims)).unwrap(),
                     "{what}"
                 );
                 assert_eq!(

@@ -8,9 +8,9 @@
 
 mod common;
 
+use common::nonzero;
 use common::vlen;
 
-use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -113,10 +113,6 @@ fn data_sets() -> Vec<(Vec<u64>, Vec<Vec<u8>>)> {
     ]
 }
 
-fn shape(dims: &[u64]) -> Vec<NonZeroU64> {
-    dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
-}
-
 #[test]
 fn codec_api_same_bytes_and_cross_decoding() {
     let options = CodecOptions::default();
@@ -127,7 +123,7 @@ fn codec_api_same_bytes_and_cross_decoding() {
             let fill = FillValue::new(vec![]);
             for (dims, values) in data_sets() {
                 let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
-                let shape = shape(&dims);
+                let shape = nonzero(&dims);
                 let input = vlen(&refs);
                 let a = ours
                     .encode(input.clone(), &shape, &data_type, &fill, &options)
@@ -189,7 +185,7 @@ fn input_with_leading_unused_bytes_differs_on_purpose() {
     });
     let (ours, builtin) = (ours(&configuration), builtin(&configuration));
     let options = CodecOptions::default();
-    let (data_type, fill, shape) = (data_type::string(), FillValue::from(""), shape(&[2]));
+    let (data_type, fill, shape) = (data_type::string(), FillValue::from(""), nonzero(&[2]));
     let padded = ArrayBytes::new_vlen(
         b"xxab".to_vec(),
         ArrayBytesOffsets::new(vec![2, 3, 4]).unwrap(),
@@ -245,7 +241,7 @@ fn build_array(
 ) -> Array<MemoryStore> {
     let data_type: DataType = data_type::string();
     let (chunk_shape, codec): (Vec<u64>, Arc<dyn ArrayToBytesCodecTraits>) = if sharded {
-        let sharding = ShardingCodecBuilder::new(shape(&[2, 2]), &data_type)
+        let sharding = ShardingCodecBuilder::new(nonzero(&[2, 2]), &data_type)
             .array_to_bytes_codec(codec)
             .build_arc();
         (vec![4, 4], sharding)
@@ -310,7 +306,7 @@ fn corrupt_chunks_where_the_builtin_departs() {
     });
     let (ours, builtin) = (ours(&configuration), builtin(&configuration));
     let options = CodecOptions::default();
-    let (data_type, fill, shape) = (data_type::string(), FillValue::from(""), shape(&[2]));
+    let (data_type, fill, shape) = (data_type::string(), FillValue::from(""), nonzero(&[2]));
     let chunk = |len_field: u64, offsets: [u32; 3], data: &[u8]| {
         let mut chunk = len_field.to_le_bytes().to_vec();
         offsets.iter().for_each(|o| chunk.extend(o.to_le_bytes()));

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::num::NonZeroU64;
+use common::nonzero;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -38,10 +38,6 @@ fn random_string(rng: &mut Rng) -> String {
 fn random_bytes(rng: &mut Rng) -> Vec<u8> {
     let len = if rng.below(5) == 0 { 0 } else { rng.below(20) };
     (0..len).map(|_| rng.next() as u8).collect()
-}
-
-fn shape(dims: &[u64]) -> Vec<NonZeroU64> {
-    dims.iter().map(|&d| NonZeroU64::new(d).unwrap()).collect()
 }
 
 /// The two codecs (ours, zarrs'), the data type each is made for, its fill
@@ -113,7 +109,7 @@ fn codec_api_same_bytes_and_cross_decoding() {
         );
         for _round in 0..20 {
             for (dims, values) in case.data_sets(&mut rng) {
-                let shape = shape(&dims);
+                let shape = nonzero(&dims);
                 let input = vlen(&values);
                 let a = ours
                     .encode(input.clone(), &shape, dt, fill, &options)
@@ -148,7 +144,7 @@ fn input_with_leading_unused_bytes() {
             ArrayBytesOffsets::new(vec![2, 3, 4]).unwrap(),
         )
         .unwrap();
-        let (dt, fill, shape) = (&case.data_type, &case.fill, shape(&[2]));
+        let (dt, fill, shape) = (&case.data_type, &case.fill, nonzero(&[2]));
         let a = case
             .ours()
             .encode(padded.clone(), &shape, dt, fill, &options)
@@ -170,7 +166,7 @@ fn build_array(
     sharded: bool,
 ) -> Array<MemoryStore> {
     let (chunk_shape, codec): (Vec<u64>, Arc<dyn ArrayToBytesCodecTraits>) = if sharded {
-        let sharding = ShardingCodecBuilder::new(shape(&[2, 2]), &case.data_type)
+        let sharding = ShardingCodecBuilder::new(nonzero(&[2, 2]), &case.data_type)
             .array_to_bytes_codec(codec)
             .build_arc();
         (vec![4, 4], sharding)
@@ -301,7 +297,7 @@ fn corrupt_chunks_where_the_builtin_departs() {
     let options = CodecOptions::default();
     for case in cases() {
         let (ours, builtin) = (case.ours(), &case.builtin);
-        let (dt, fill, shape) = (&case.data_type, &case.fill, shape(&[2]));
+        let (dt, fill, shape) = (&case.data_type, &case.fill, nonzero(&[2]));
         let name = case.kind.name();
 
         // Element 1's length (1000) runs past the end.
@@ -370,7 +366,7 @@ fn damaged_chunks_never_panic_and_agree_when_accepted() {
         for _ in 0..1000 {
             let n = 1 + rng.below(6);
             let values: Vec<Vec<u8>> = (0..n).map(|_| case.random(&mut rng)).collect();
-            let shape = shape(&[n]);
+            let shape = nonzero(&[n]);
             let mut chunk = ours
                 .encode(vlen(&values), &shape, dt, fill, &options)
                 .unwrap()

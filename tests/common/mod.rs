@@ -239,3 +239,16 @@ pub fn chunk_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files.sort();
     files
 }
+
+/// `dims` as the non-zero extents zarrs' codec API takes (a zero extent is a
+/// mistake in the test).
+pub fn nonzero(dims: &[u64]) -> Vec<std::num::NonZeroU64> {
+    dims.iter()
+        .map(|&d| std::num::NonZeroU64::new(d).expect("a zero extent"))
+        .collect()
+}
+
+/// The fill value of all-zero bytes for a fixed-size `data_type`.
+pub fn zero_fill(data_type: &zarrs::array::DataType) -> zarrs::array::FillValue {
+    zarrs::array::FillValue::new(vec![0; data_type.fixed_size().unwrap()])
+}

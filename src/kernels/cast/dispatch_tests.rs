@@ -408,16 +408,19 @@ impl Case {
         } else {
             &[None, Some(Clamp), Some(Wrap)]
         };
+        // Under Miri (where both copies are the baseline one), the first 24
+        // values, one mode, two `out_of_range` rules and the first two maps:
+        // the driver's unsafe code is the same for all, and every type pair
+        // still runs (`wrap` and the other maps run in `kernels::cast::tests`).
+        let src = test_support::first(&self.src, 24);
         // Each value twice, the second time one position later, so that
         // every value is seen in two lanes.
-        let mut elements = self.src.clone();
-        elements.push(self.src[0].clone());
-        elements.extend(self.src.iter().cloned());
-        // Under Miri (where both copies are the baseline one), two modes
-        // and the first maps: the driver's unsafe code is the same for all.
-        for r in test_support::first(&MODES, 2) {
-            for &o in oors {
-                for map in &test_support::first(&self.maps, 3) {
+        let mut elements = src.clone();
+        elements.push(src[0].clone());
+        elements.extend(src.iter().cloned());
+        for r in test_support::first(&MODES, 1) {
+            for o in test_support::first(oors, 2) {
+                for map in &test_support::first(&self.maps, 2) {
                     self.check(&elements, r, o, map);
                 }
             }
@@ -440,6 +443,9 @@ impl Case {
         let what = format!("{s} -> {t} {r:?} {o:?} map {map:?}");
         let cast = |bytes: &[u8]| {
             let fast = plan.cast_to_vec(bytes);
+            if cfg!(miri) {
+                return fast;
+            }
             let slow = simd::portable(|| plan.cast_to_vec(bytes));
             // Errors compare by index and kind (their NaN values never
             // compare equal).
@@ -565,7 +571,14 @@ fn float_sources_both_copies_match_reference() {
 #[test]
 fn int_sources_both_copies_match_reference() {
     let edges = int_edges();
-    for s in INT_TYPES {
+    // Under Miri, three sources (sub-byte, two and eight bytes); every type
+    // is still a target.
+    let sources: &[NumericType] = if cfg!(miri) {
+        &[T::Int4, T::Int16, T::Int64]
+    } else {
+        &INT_TYPES
+    };
+    for &s in sources {
         let (lo, hi) = s.int_range().unwrap();
         let src: Vec<Vec<u8>> = edges
             .iter()

@@ -823,9 +823,6 @@ mod tests {
 
     // ---- an independent brute-force reference -----------------------------------
 
-    /// Round `x` by searching the decoded values of the format (plus the next
-    /// power of two above the maximum, standing for "overflow"): the contract
-    /// of `round_from_f64`, written without any bit arithmetic.
     /// Bits of the candidate above the largest finite value: the overflow.
     const OVER: u16 = 0x100;
 
@@ -843,8 +840,10 @@ mod tests {
         values
     }
 
-    /// `x` rounded to `f` by searching `candidates` (from [`magnitudes`])
-    /// for its neighbours.
+    /// Round `x` by searching the decoded values of the format (`candidates`
+    /// from [`magnitudes`], whose last, the next power of two above the
+    /// maximum, stands for "overflow"): the contract of `round_from_f64`,
+    /// written without any bit arithmetic.
     fn reference(
         f: &MiniFloatFormat,
         candidates: &[(f64, u16)],

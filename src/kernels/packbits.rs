@@ -765,8 +765,9 @@ mod tests {
             let width = 8 * component_bytes as u32;
             for first_bit in 0..width {
                 for bits in 1..=width - first_bit {
-                    // Under Miri: the lowest and highest fields of each
-                    // width (one bit, and all the bits from 0 or 1 up).
+                    // Under Miri, six fields per width: one bit at bit 0,
+                    // 1 and the top, two bits at the top, and all the bits
+                    // from bit 0 or 1 up.
                     let at_top = first_bit + bits == width;
                     let edge = (first_bit <= 1 && (bits == 1 || at_top)) || (at_top && bits <= 2);
                     if cfg!(miri) && !edge {

@@ -131,21 +131,21 @@ pub fn cast(v: V, from: Dt, to: Dt, rounding: &str, oor: Option<&str>) -> Outcom
                 // The two floats around `i` (Rust's `as` gives the nearest,
                 // ties to even, in one step), then the rounding mode picks
                 // (uint64 2^64 - 1 -> float64 2^64 nearest-even).
+                macro_rules! around {
+                    ($t:ty) => {{
+                        let n = i as $t;
+                        let (d, u) = if n as i128 <= i {
+                            (n, n.next_up())
+                        } else {
+                            (n.next_down(), n)
+                        };
+                        (f64::from(d), f64::from(u))
+                    }};
+                }
                 let (down, up) = if bits == 64 {
-                    let n = i as f64;
-                    if n as i128 <= i {
-                        (n, n.next_up())
-                    } else {
-                        (n.next_down(), n)
-                    }
+                    around!(f64)
                 } else {
-                    let n = i as f32;
-                    let (d, u) = if n as i128 <= i {
-                        (n, n.next_up())
-                    } else {
-                        (n.next_down(), n)
-                    };
-                    (f64::from(d), f64::from(u))
+                    around!(f32)
                 };
                 // An exactly representable `i` is `down` itself.
                 let rounded = if down as i128 == i {

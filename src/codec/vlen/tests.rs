@@ -15,6 +15,7 @@ use zarrs::storage::StorageError;
 use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator, extract_byte_ranges};
 
 use super::{VlenCodec, VlenCodecConfiguration};
+use crate::test_support;
 
 const BYTES_LE: &str = r#"{"name": "bytes", "configuration": {"endian": "little"}}"#;
 const BYTES_BE: &str = r#"{"name": "bytes", "configuration": {"endian": "big"}}"#;
@@ -378,14 +379,14 @@ fn random_corruption_never_panics() {
                 let codec = codec(index, data, index_data_type, Some(location));
                 let chunk = encode(&codec, &values);
                 // Under Miri, every 7th length and 20 corruptions per layout.
-                for len in (0..chunk.len()).step_by(if cfg!(miri) { 7 } else { 1 }) {
+                for len in (0..chunk.len()).step_by(test_support::size(1, 7)) {
                     assert!(
                         decode(&codec, &chunk[..len], 8).is_err(),
                         "truncated to {len}"
                     );
                     assert!(decode(&codec, &chunk[chunk.len() - len..], 8).is_err());
                 }
-                for _ in 0..if cfg!(miri) { 20 } else { 2000 } {
+                for _ in 0..test_support::size(2000, 20) {
                     let mut corrupt = chunk.clone();
                     for _ in 0..=rng.below(3) {
                         let at = rng.below(corrupt.len());

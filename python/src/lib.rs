@@ -20,6 +20,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use zarrs_extension_codecs::kernels::cast::{CastPlan as KernelPlan, OutOfRangeMode, RoundingMode};
+use zarrs_extension_codecs::kernels::scale_offset::ScaleOffsetError;
 use zarrs_extension_codecs::numeric::NumericType;
 use zarrs_extension_codecs::slices::{self, SliceError};
 
@@ -103,6 +104,43 @@ fn kernel_error(e: SliceError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// A `scale_offset` error in the words zarr-python uses for the same failure
+/// (its tests match them), followed by the kernel's own account of the
+/// first element that fails.
+fn scale_offset_error(e: SliceError, ty: NumericType, scale: &[u8]) -> PyErr {
+    let SliceError::ScaleOffset(error) = &e else {
+        return kernel_error(e);
+    };
+    match error {
+        ScaleOffsetError::ZeroScale => {
+            PyValueError::new_err("scale_offset scale must be non-zero.")
+        }
+        // The kernels say "is not an integer" for exactly this failure: an
+        // integer decode that `scale` does not divide.
+        ScaleOffsetError::Element { reason, .. } if reason.contains("not an integer") => {
+            let scale = if scale.len() == ty.size() {
+                ty.read_value(scale).to_string()
+            } else {
+                "1".to_owned()
+            };
+            PyValueError::new_err(format!(
+                "scale_offset decode produced a non-zero remainder when dividing by \
+                 scale={scale}; result is not exactly representable in dtype {ty}: {error}"
+            ))
+        }
+        ScaleOffsetError::Element { .. } => {
+            let range = ty
+                .int_range()
+                .map(|(lo, hi)| format!(" [{lo}, {hi}]"))
+                .unwrap_or_default();
+            PyValueError::new_err(format!(
+                "scale_offset produced a value outside the range of dtype {ty}{range}: {error}"
+            ))
+        }
+        _ => kernel_error(e),
+    }
+}
+
 /// Flat byte views of `src` (read) and `out` (written), or of `out` alone
 /// when `src` is `out` (in place), then `run` on them without the GIL.
 /// numpy refuses a read-only `out` and a `src` that overlaps `out`.
@@ -168,7 +206,7 @@ fn scale_offset(
         (None, true) => slices::scale_offset_encode_in_place(ty, dst, offset, scale, threads),
         (None, false) => slices::scale_offset_decode_in_place(ty, dst, offset, scale, threads),
     })?;
-    result.map_err(kernel_error)
+    result.map_err(|e| scale_offset_error(e, ty, scale))
 }
 
 /// One direction of a `cast_value` codec: source and target dtypes,
@@ -208,8 +246,10 @@ impl CastPlan {
     ///
     /// `entries` are `scalar_map` pairs `(source element, target element)`
     /// as native-endian bytes; of a repeated key the first wins. Raises
-    /// `ValueError` for an unknown mode, `wrap` into a float type, or an
-    /// entry of the wrong length; `TypeError` for an unsupported dtype.
+    /// `ValueError` for an unknown mode or an entry of the wrong length;
+    /// `TypeError` for an unsupported dtype. (`wrap` applies to integer
+    /// targets; a float target, as when decoding with a codec that wraps,
+    /// treats out-of-range values as without a rule.)
     #[new]
     #[pyo3(signature = (source, target, rounding, out_of_range=None, entries=Vec::new()))]
     fn new(
@@ -222,11 +262,6 @@ impl CastPlan {
         let (source, target) = (numeric_type(source)?, numeric_type(target)?);
         let rounding = rounding_mode(rounding)?;
         let out_of_range = out_of_range_mode(out_of_range)?;
-        if out_of_range == Some(OutOfRangeMode::Wrap) && target.is_float() {
-            return Err(PyValueError::new_err(format!(
-                "out_of_range='wrap' is only valid for integer target types, not {target}"
-            )));
-        }
         let plan = KernelPlan::new(source, target, rounding, out_of_range, entries)
             .map_err(|e| PyValueError::new_err(format!("cast_value: {e}")))?;
         Ok(Self { plan })

@@ -83,7 +83,7 @@ def test_bad_scalars_and_zero_scale() -> None:
     src, out = np.arange(4.0), np.empty(4)
     with pytest.raises(ValueError, match="scale"):
         _native.scale_offset(True, src, out, b"", b"\x00\x00")
-    with pytest.raises(ValueError, match="scale is zero"):
+    with pytest.raises(ValueError, match="scale must be non-zero"):
         _native.scale_offset(True, src, out, b"", f64(0.0))
 
 
@@ -110,8 +110,6 @@ def test_cast_plan_refuses() -> None:
         _native.CastPlan(f8, u8, "nearest")
     with pytest.raises(ValueError, match="out_of_range"):
         _native.CastPlan(f8, u8, "nearest-even", "saturate")
-    with pytest.raises(ValueError, match="wrap"):
-        _native.CastPlan(u8, f8, "nearest-even", "wrap")
     with pytest.raises(TypeError):
         _native.CastPlan(np.dtype("c16"), u8, "nearest-even")
     with pytest.raises(ValueError, match="scalar_map"):

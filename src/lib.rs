@@ -39,6 +39,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
+mod hints;
 pub mod kernels;
 pub mod numeric;
 mod overrides;
@@ -51,9 +52,12 @@ mod test_rng;
 mod test_support;
 mod validate;
 
+pub use hints::{open_error_hint, zarrs_feature_of_codec};
 pub use overrides::register_overrides;
 pub use read::ArrayReadExt;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
 pub use registered::{CodecRegistration, registered_codecs};
-pub use validate::{OpenArrayError, open_array, validate_codecs};
+pub use validate::{
+    OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
+};

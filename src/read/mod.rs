@@ -231,11 +231,17 @@ fn check_inside(
         .zip(shape)
         .position(|((&len, &start), &dim)| start.checked_add(len).is_none_or(|end| end > dim));
     if let Some(axis) = outside {
+        // Not `ArraySubset`'s Display, whose `start + len` overflows.
+        let ranges: Vec<String> = start
+            .iter()
+            .zip(subset.shape().iter())
+            .map(|(&s, &len)| format!("{s}..{}", s.saturating_add(len)))
+            .collect();
         return Err(ArrayError::Other(format!(
             "{call}: window {} reaches outside array {} of shape {shape:?} (dimension {axis}: \
              {}..{} against {}); zarrs' own retrieve_array_subset reads it padded with the fill \
              value",
-            subset.to_array_subset(),
+            format_args!("[{}]", ranges.join(", ")),
             array.path(),
             start[axis],
             start[axis].saturating_add(subset.shape()[axis]),

@@ -266,7 +266,7 @@ pub enum OpenArrayError {
         /// The array's path in the store.
         path: String,
         /// zarrs' error.
-        source: ArrayCreateError,
+        source: Box<ArrayCreateError>,
         /// What to do about it, if this crate knows
         /// ([`open_error_hint`](crate::open_error_hint)).
         hint: Option<String>,
@@ -277,7 +277,7 @@ pub enum OpenArrayError {
         /// The array's path in the store.
         path: String,
         /// The codec's error.
-        source: ArrayError,
+        source: Box<ArrayError>,
     },
 }
 
@@ -305,11 +305,11 @@ pub fn open_array<TStorage: ?Sized + ReadableStorageTraits + 'static>(
     let array = Array::open(storage, path).map_err(|source| OpenArrayError::Create {
         path: path.to_string(),
         hint: crate::open_error_hint(&source),
-        source,
+        source: Box::new(source),
     })?;
     validate_codecs_for_reading(&array).map_err(|source| OpenArrayError::Codecs {
         path: path.to_string(),
-        source,
+        source: Box::new(source),
     })?;
     Ok(array)
 }

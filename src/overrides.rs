@@ -40,11 +40,6 @@ pub(crate) fn override_names() -> impl Iterator<Item = &'static str> {
 
 static HANDLES: OnceLock<Vec<CodecRuntimeRegistryHandleV3>> = OnceLock::new();
 
-/// Whether [`register_overrides`] has run in this process.
-pub(crate) fn installed() -> bool {
-    HANDLES.get().is_some()
-}
-
 /// Install this crate's `bytes`, `transpose`, `packbits`, `zarrs.vlen`,
 /// `vlen-utf8` and `vlen-bytes` codecs in place of zarrs' built-ins, for
 /// every array opened or created afterwards.

@@ -194,25 +194,52 @@ fn check_builtin(
 }
 
 /// The override check of [`validate_codecs`] alone, for the read paths of
-/// [`ArrayReadExt`](crate::ArrayReadExt): nothing to do once
-/// [`register_overrides`](crate::register_overrides) has run and the array's
-/// own codecs are this crate's, else the chain is walked.
+/// [`ArrayReadExt`](crate::ArrayReadExt). A chain that passed is
+/// remembered (see [`PASSED`]), so a read costs a lookup, not a walk of the
+/// chain (which creates the codecs inside a shard anew).
 pub(crate) fn check_overrides<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
     let codecs = array.codecs();
     let a2b = codecs.array_to_bytes_codec();
-    if crate::overrides::installed()
-        && (a2b.as_any().is::<BytesCodec>() || a2b.as_any().is::<PackBitsCodec>())
-    {
-        return Ok(());
-    }
     let is_candidate = matches!(
         a2b.name_v3().as_deref(),
         Some("bytes" | "packbits" | "sharding_indexed")
     );
-    if !is_candidate {
+    if !is_candidate || passed(&codecs) {
         return Ok(());
     }
-    check_chain_overrides(&codecs, array.data_type())
+    check_chain_overrides(&codecs, array.data_type())?;
+    remember(&codecs);
+    Ok(())
+}
+
+/// Codec chains that passed [`check_chain_overrides`], held weakly: while
+/// one is alive (`strong_count() > 0`) no other chain can have its address,
+/// so a match by address is that chain. An array's codecs and data type are
+/// fixed once it is opened, so the result holds for its life.
+static PASSED: std::sync::Mutex<Vec<std::sync::Weak<CodecChain>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many chains [`PASSED`] holds at most.
+const PASSED_CAPACITY: usize = 64;
+
+fn passed(codecs: &Arc<CodecChain>) -> bool {
+    let Ok(passed) = PASSED.lock() else {
+        return false;
+    };
+    passed
+        .iter()
+        .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(codecs)) && w.strong_count() > 0)
+}
+
+fn remember(codecs: &Arc<CodecChain>) {
+    let Ok(mut passed) = PASSED.lock() else {
+        return;
+    };
+    passed.retain(|w| w.strong_count() > 0);
+    if passed.len() >= PASSED_CAPACITY {
+        passed.remove(0);
+    }
+    passed.push(Arc::downgrade(codecs));
 }
 
 fn check_chain_overrides(codecs: &CodecChain, data_type: &DataType) -> Result<(), ArrayError> {

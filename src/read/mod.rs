@@ -135,7 +135,7 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     ) -> Result<Vec<T>, ArrayError> {
         let len = checked_output_len::<T>("retrieve_array_subset_vec", self, subset)?;
         let mut out = output::zeroed_output::<T>(len, options.concurrent_target());
-        self.retrieve_array_subset_into_slice_opt(subset, &mut out, options)?;
+        read_checked(self, subset, &mut out, options)?;
         Ok(out)
     }
 
@@ -147,11 +147,22 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     ) -> Result<(), ArrayError> {
         let call = "retrieve_array_subset_into_slice";
         check_output::<T>(call, self, subset, out.len())?;
-        let shape = subset.shape().to_vec();
-        let mut view = whole_view(out, &shape)?;
-        self.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
-            .map_err(|error| locate(self, subset, error, options))
+        read_checked(self, subset, out, options)
     }
+}
+
+/// Decode `subset` into `out`, whose length and element type are checked.
+fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
+    array: &Array<S>,
+    subset: &dyn ArraySubsetTraits,
+    out: &mut [T],
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let shape = subset.shape().to_vec();
+    let mut view = whole_view(out, &shape)?;
+    array
+        .retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+        .map_err(|error| locate(array, subset, error, options))
 }
 
 /// `error`, from reading `subset` of `array`, with the array's path and the

@@ -35,10 +35,11 @@ import shutil
 import sys
 import warnings
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import zarr
@@ -54,7 +55,7 @@ from zarr.codecs import (
 from zarr.storage import LocalStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import zarr_common as zc  # noqa: E402
+import zarr_common as zc
 
 warnings.filterwarnings("ignore", message="Combining a `sharding_indexed` codec")
 
@@ -75,7 +76,9 @@ class Fixture:
     kwargs: Callable[[], dict[str, Any]]  # filters / serializer / compressors / shards
     data: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
     regions: list[tuple[slice, ...]]  # written, one `arr[region] = data[region]` each
-    subsets: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    subsets: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = field(
+        default_factory=list
+    )
 
 
 def reflectance(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -88,9 +91,9 @@ def reflectance(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 def float32_field(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     y, x = np.indices(shape)
-    return (np.sin(y / 5.0) * np.cos(x / 7.0) * 100.0 + rng.normal(0, 1, size=shape)).astype(
-        np.float32
-    )
+    return (
+        np.sin(y / 5.0) * np.cos(x / 7.0) * 100.0 + rng.normal(0, 1, size=shape)
+    ).astype(np.float32)
 
 
 def int16_field(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -127,7 +130,10 @@ WINDOWS_2D = [
 def fixtures() -> list[Fixture]:
     fx = []
     for codec_name, compressor in [
-        ("blosc", lambda: BloscCodec(cname="zstd", clevel=5, shuffle="shuffle", typesize=1)),
+        (
+            "blosc",
+            lambda: BloscCodec(cname="zstd", clevel=5, shuffle="shuffle", typesize=1),
+        ),
         ("zstd", lambda: ZstdCodec(level=3)),
     ]:
         fx.append(
@@ -148,8 +154,11 @@ def fixtures() -> list[Fixture]:
                     "compressors": [compressor()],
                 },
                 data=reflectance,
-                regions=[(slice(8, 32), slice(0, 48)), (slice(0, 8), slice(8, 32)),
-                         (slice(32, 40), slice(0, 30))],
+                regions=[
+                    (slice(8, 32), slice(0, 48)),
+                    (slice(0, 8), slice(8, 32)),
+                    (slice(32, 40), slice(0, 30)),
+                ],
             )
         )
     fx.append(
@@ -161,7 +170,7 @@ def fixtures() -> list[Fixture]:
             shape=(40, 48),
             chunks=(16, 16),
             fill_value=0.0,
-            kwargs=lambda: {},
+            kwargs=dict,
             data=float32_field,
             regions=[(slice(0, 32), slice(0, 48)), (slice(32, 40), slice(0, 32))],
         )
@@ -191,12 +200,19 @@ def fixtures() -> list[Fixture]:
             shape=(40, 48),
             chunks=(16, 16),
             fill_value=0.0,
-            kwargs=lambda: {"filters": so_cv_fill("clamp"), "serializer": BytesCodec(),
-                            "compressors": None},
+            kwargs=lambda: {
+                "filters": so_cv_fill("clamp"),
+                "serializer": BytesCodec(),
+                "compressors": None,
+            },
             data=on_fill_grid,
-            regions=[(slice(0, 16), slice(0, 48)), (slice(16, 32), slice(0, 16)),
-                     (slice(16, 24), slice(16, 24)), (slice(16, 32), slice(32, 48)),
-                     (slice(32, 40), slice(0, 32))],
+            regions=[
+                (slice(0, 16), slice(0, 48)),
+                (slice(16, 32), slice(0, 16)),
+                (slice(16, 24), slice(16, 24)),
+                (slice(16, 32), slice(32, 48)),
+                (slice(32, 40), slice(0, 32)),
+            ],
         )
     )
     fx.append(
@@ -211,12 +227,19 @@ def fixtures() -> list[Fixture]:
             shape=(40, 48),
             chunks=(16, 16),
             fill_value=0.0,
-            kwargs=lambda: {"filters": so_cv_fill("wrap"), "serializer": BytesCodec(),
-                            "compressors": [ZstdCodec(level=1)]},
+            kwargs=lambda: {
+                "filters": so_cv_fill("wrap"),
+                "serializer": BytesCodec(),
+                "compressors": [ZstdCodec(level=1)],
+            },
             data=on_fill_grid,
-            regions=[(slice(0, 16), slice(0, 48)), (slice(16, 32), slice(0, 16)),
-                     (slice(20, 28), slice(18, 30)), (slice(16, 32), slice(32, 48)),
-                     (slice(32, 40), slice(0, 32))],
+            regions=[
+                (slice(0, 16), slice(0, 48)),
+                (slice(16, 32), slice(0, 16)),
+                (slice(20, 28), slice(18, 30)),
+                (slice(16, 32), slice(32, 48)),
+                (slice(32, 40), slice(0, 32)),
+            ],
         )
     )
     fx.append(
@@ -230,11 +253,19 @@ def fixtures() -> list[Fixture]:
             shape=(40, 48),
             chunks=(8, 8),
             fill_value=0.0,
-            kwargs=lambda: {"shards": (16, 16), "filters": so_cv_fill("clamp"),
-                            "serializer": BytesCodec(), "compressors": [ZstdCodec(level=1)]},
+            kwargs=lambda: {
+                "shards": (16, 16),
+                "filters": so_cv_fill("clamp"),
+                "serializer": BytesCodec(),
+                "compressors": [ZstdCodec(level=1)],
+            },
             data=on_fill_grid,
-            regions=[(slice(0, 16), slice(0, 40)), (slice(17, 30), slice(3, 13)),
-                     (slice(16, 32), slice(32, 48)), (slice(32, 40), slice(0, 20))],
+            regions=[
+                (slice(0, 16), slice(0, 40)),
+                (slice(17, 30), slice(3, 13)),
+                (slice(16, 32), slice(32, 48)),
+                (slice(32, 40), slice(0, 20)),
+            ],
         )
     )
     for f in fx:
@@ -317,7 +348,9 @@ every subset in `expected.json` was read by zarr-python and matched the whole re
 
 def main() -> int:
     if zarr.__version__ != "3.4.2":
-        print(f"warning: zarr {zarr.__version__}, fixtures are for 3.4.2", file=sys.stderr)
+        print(
+            f"warning: zarr {zarr.__version__}, fixtures are for 3.4.2", file=sys.stderr
+        )
     if OUT.exists():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
@@ -329,8 +362,12 @@ def main() -> int:
         )
         print(f"wrote {f.name}: {len(info['stored_keys'])} stored keys")
     (OUT / "README.md").write_text(
-        README.format(zarr=zarr.__version__, numcodecs=version("numcodecs"),
-                      cvr=version("cast-value-rs"), rows="\n".join(rows))
+        README.format(
+            zarr=zarr.__version__,
+            numcodecs=version("numcodecs"),
+            cvr=version("cast-value-rs"),
+            rows="\n".join(rows),
+        )
     )
     total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
     print(f"{len(rows)} fixtures, {total} bytes in {OUT}")

@@ -31,12 +31,12 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use zarrs::array::{Array, ArraySubset};
-//! use zarrs_extension_codecs::ArrayReadExt;
+//! use zarrs::array::ArraySubset;
+//! use zarrs_extension_codecs::{ArrayReadExt, open_array};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Arc::new(zarrs::filesystem::FilesystemStore::new("product.zarr")?);
-//! let array = Array::open(store, "/reflectance")?;
+//! let array = open_array(store, "/reflectance")?;
 //!
 //! // The whole array, into a new vector.
 //! let all: Vec<f64> = array.retrieve_array_subset_vec::<f64>(&array.subset_all())?;

@@ -167,3 +167,33 @@ fn a_valid_array_opens() {
     let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
     assert!(values.iter().all(|v| v.is_nan()));
 }
+
+/// The names `zarrs_feature_of_codec` maps to a feature this test build
+/// turns on are names zarrs knows (spelt as zarrs spells them); a name
+/// without a feature is not in the table.
+#[test]
+fn feature_table_names_are_zarrs_names() {
+    use zarrs::array::codec::api::Codec;
+    use zarrs::metadata::v3::MetadataV3;
+    for name in [
+        "blosc",
+        "zstd",
+        "gzip",
+        "crc32c",
+        "sharding_indexed",
+        "transpose",
+    ] {
+        assert!(
+            zarrs_extension_codecs::zarrs_feature_of_codec(name).is_some(),
+            "{name}"
+        );
+        let metadata: MetadataV3 =
+            serde_json::from_value(json!({ "name": name, "configuration": {} })).unwrap();
+        if let Err(e) = Codec::from_metadata(&metadata) {
+            assert!(!e.to_string().contains("is not supported"), "{name}: {e}");
+        }
+    }
+    for name in ["bytes", "scale_offset", "packbits", "lz5"] {
+        assert_eq!(zarrs_extension_codecs::zarrs_feature_of_codec(name), None);
+    }
+}

@@ -44,6 +44,9 @@ pub mod numeric;
 mod overrides;
 pub mod read;
 mod registered;
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
 pub mod scalar;
 #[cfg(test)]
 mod test_rng;

@@ -6,11 +6,13 @@ Starts moto's server mode (a real S3 API over HTTP) on a free port,
 creates each BUCKET and uploads the Zarr stores under DIR to it (the files
 inside directories named *.zarr, keys relative to DIR, '/'-separated), then prints the port on stdout (one line). Stops when
 stdin closes (its parent went away) or on SIGTERM. Credentials are moto's:
-any access key works.
+any access key works, and the buckets are public (a bucket policy lets
+anyone read), so unsigned requests work too.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -38,6 +40,18 @@ def main() -> None:
     for spec in sys.argv[1:]:
         bucket, directory = spec.split("=", 1)
         s3.create_bucket(Bucket=bucket)
+        policy = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": "*",
+                    "Action": ["s3:GetObject", "s3:ListBucket"],
+                    "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+                }
+            ],
+        }
+        s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
         root = Path(directory)
         for dirpath, _, files in os.walk(root):
             if ".zarr" not in Path(dirpath).relative_to(root).as_posix():

@@ -14,9 +14,8 @@ use super::{RemoteError, RemoteOptions};
 
 /// Environment variables that give the S3 store credentials other than an
 /// access key (web identity, container credentials): with none of them and
-/// no `AWS_ACCESS_KEY_ID`, `s3://` reads are anonymous.
-const CREDENTIAL_VARIABLES: [&str; 4] = [
-    "AWS_ACCESS_KEY_ID",
+/// no access key, `s3://` reads are anonymous.
+const CREDENTIAL_VARIABLES: [&str; 3] = [
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
     "AWS_CONTAINER_CREDENTIALS_FULL_URI",
@@ -72,6 +71,10 @@ pub(super) fn object_store(
             AmazonS3ConfigKey::Client(object_store::ClientConfigKey::ConnectTimeout),
             format!("{}ms", options.connect_timeout.as_millis()),
         );
+    for (name, value) in &options.s3_config {
+        let key: AmazonS3ConfigKey = name.parse().map_err(configuration)?;
+        builder = builder.with_config(key, value);
+    }
     // A local endpoint (MinIO, moto, ...) is usually plain HTTP.
     if builder
         .get_config_value(&AmazonS3ConfigKey::Endpoint)
@@ -80,7 +83,10 @@ pub(super) fn object_store(
         builder = builder.with_allow_http(true);
     }
     let anonymous = options.anonymous.unwrap_or_else(|| {
-        std::env::var_os("AWS_SKIP_SIGNATURE").is_none()
+        builder
+            .get_config_value(&AmazonS3ConfigKey::AccessKeyId)
+            .is_none()
+            && std::env::var_os("AWS_SKIP_SIGNATURE").is_none()
             && CREDENTIAL_VARIABLES
                 .iter()
                 .all(|v| std::env::var_os(v).is_none())

@@ -72,6 +72,20 @@ pub struct RemoteOptions {
     /// default: unsigned when no credentials are set and
     /// `AWS_SKIP_SIGNATURE` is not either).
     pub anonymous: Option<bool>,
+    /// `s3://` only: object_store S3 settings by name (`aws_endpoint_url`,
+    /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
+    /// applied over those from the environment. Empty by default.
+    pub s3_config: Vec<(String, String)>,
+}
+
+impl RemoteOptions {
+    /// These options with the S3 setting `name` (as object_store spells
+    /// it, e.g. `aws_endpoint_url`) set to `value`.
+    #[must_use]
+    pub fn with_s3_config(mut self, name: &str, value: &str) -> Self {
+        self.s3_config.push((name.to_string(), value.to_string()));
+        self
+    }
 }
 
 impl Default for RemoteOptions {
@@ -82,6 +96,7 @@ impl Default for RemoteOptions {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(5),
             anonymous: None,
+            s3_config: Vec::new(),
         }
     }
 }

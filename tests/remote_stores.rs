@@ -16,6 +16,9 @@
 mod common;
 #[path = "common/http_server.rs"]
 mod http_server;
+#[path = "../examples/inspect.rs"]
+#[allow(dead_code)]
+mod inspect;
 #[path = "common/servers.rs"]
 mod servers;
 
@@ -478,5 +481,110 @@ fn urls_that_are_not_stores() {
         let error = RemoteStore::open(url, &options()).unwrap_err().to_string();
         assert!(error.starts_with(url), "{error}");
         assert!(error.contains("s3://bucket/prefix"), "{error}");
+    }
+}
+
+/// Run `examples/inspect.rs` with `args` (and S3 settings); its output.
+fn run_inspect(args: &[&str], s3_config: &[(&str, &str)]) -> Result<String, String> {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut out = Vec::new();
+    inspect::inspect_with(&args, s3_config, &mut out).map_err(|e| e.to_string())?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+/// The output without its first line (the location) and `fetched` line.
+fn without_location(output: &str) -> String {
+    output
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("fetched "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `inspect` over HTTP and S3, whole and with `--window`: the summary is
+/// the local one; the window's min / max are those of zarr-python's values
+/// in it; what was fetched is printed.
+#[test]
+fn inspect_reads_urls_whole_and_in_windows() {
+    let http = PythonServer::http(&fixtures_root(), 0);
+    let s3 = PythonServer::s3(BUCKET, &fixtures_root().join("zarr-python"));
+    let s3_url = s3.url();
+    let s3_config = [
+        ("aws_endpoint_url", s3_url.as_str()),
+        ("aws_access_key_id", "testing"),
+        ("aws_secret_access_key", "testing"),
+    ];
+    let local = fixtures_root().join(format!("zarr-python/{SHARDED}.zarr"));
+    let local = local.to_str().unwrap();
+    let urls = [
+        format!("{}/zarr-python/{SHARDED}.zarr", http.url()),
+        format!("s3://{BUCKET}/{SHARDED}.zarr"),
+    ];
+    for window in [None, Some("3:20,7:50")] {
+        let with_window = |location: &str| {
+            let mut args = vec![location.to_string()];
+            if let Some(w) = window {
+                args.extend(["--window".to_string(), w.to_string()]);
+            }
+            args
+        };
+        let args = with_window(local);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let expected = run_inspect(&args, &[]).unwrap();
+        assert!(!expected.contains("fetched "), "{expected}");
+        for url in &urls {
+            let args = with_window(url);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let output = run_inspect(&args, &s3_config).unwrap();
+            assert_eq!(without_location(&output), without_location(&expected), "{url}");
+            let fetched = output.lines().last().unwrap();
+            assert!(
+                fetched.starts_with("fetched ") && fetched.ends_with(" requests"),
+                "{output}"
+            );
+        }
+    }
+
+    // The window's min / max, from zarr-python's values.
+    let values: Vec<f64> =
+        std::fs::read(fixtures_root().join(format!("zarr-python/{SHARDED}.expected.bin")))
+            .unwrap()
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+    let inside: Vec<f64> = (3..20)
+        .flat_map(|row| values[row * 53 + 7..row * 53 + 50].to_vec())
+        .filter(|v| !v.is_nan())
+        .collect();
+    let min = inside.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = inside.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let output = run_inspect(&[&urls[0], "--window", "3:20,7:50"], &[]).unwrap();
+    let line = |label: &str| {
+        output
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {output}"))[10..]
+            .trim()
+            .to_string()
+    };
+    use zarrs_extension_codecs::numeric::Value;
+    assert_eq!(
+        line("min / max"),
+        format!("{} / {}", Value::Float(min), Value::Float(max))
+    );
+    assert_eq!(line("window"), "[3..20, 7..50]");
+    assert!(line("elements").starts_with(&format!("{} (", 17 * 43)), "{output}");
+    assert!(output.contains("values [3..6, 7..13]:"), "{output}");
+
+    // Windows that do not fit, in words.
+    for (window, message) in [
+        ("0:4", "--window has 1 ranges, the array 2 dimensions"),
+        ("0:4,50:60", "--window 50..60 is outside dimension 1"),
+        ("4:0,0:1", "is not START:END"),
+        ("a:b,0:1", "is not START:END"),
+    ] {
+        let error = run_inspect(&[&urls[0], "--window", window], &[]).unwrap_err();
+        assert!(error.contains(message), "{window}: {error}");
     }
 }

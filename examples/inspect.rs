@@ -89,7 +89,7 @@ pub fn inspect_with(
     let node = source.node_metadata(&array_path)?;
     let print = |e: std::io::Error| error(format!("cannot write the output: {e}"));
     match node["node_type"].as_str() {
-        Some("array") => print_array(&source, &array_path, args.window.as_deref(), out),
+        Some("array") => print_array(&source, &array_path, &node, args.window.as_deref(), out),
         Some("group") => {
             let arrays = source.arrays_in_group(&array_path, &node)?;
             writeln!(out, "group      {}", source.describe(&array_path)).map_err(print)?;
@@ -289,7 +289,15 @@ impl Source {
         let bytes = self
             .store
             .get(&key)
-            .map_err(|e| error(format!("cannot read {where_}: {e}")))?
+            .map_err(|e| {
+                // Remote stores name the key themselves.
+                let e = e.to_string();
+                if e.starts_with(&where_) {
+                    error(format!("cannot read {e}"))
+                } else {
+                    error(format!("cannot read {where_}: {e}"))
+                }
+            })?
             .ok_or_else(|| {
                 let hint = if path == "/" {
                     "give the directory or URL of a Zarr V3 store, or add --array /path/inside it"
@@ -374,11 +382,12 @@ fn list_arrays(directory: &Path, path: &str, arrays: &mut Vec<String>) {
 fn print_array(
     source: &Source,
     path: &str,
+    node: &Json,
     window: Option<&[std::ops::Range<u64>]>,
     out: &mut dyn Write,
 ) -> Result<(), InspectError> {
     let described = source.describe(path);
-    let array = Array::open(source.store.clone(), path).map_err(|e| {
+    let array = open_with_metadata(source, path, node).map_err(|e| {
         let hint = if e.to_string().contains("is not supported") {
             " (if it is scale_offset or cast_value: is zarrs_extension_codecs linked? see the README's Troubleshooting)"
         } else {
@@ -437,6 +446,20 @@ fn print_array(
     }
     out.write_all(text.as_bytes())
         .map_err(|e| error(format!("cannot write the output: {e}")))
+}
+
+/// The array at `path` from its `zarr.json` already read (`node`), so that
+/// a remote store is not asked for it twice; zarrs' `Array::open` (and its
+/// error) if zarrs cannot parse it.
+fn open_with_metadata(
+    source: &Source,
+    path: &str,
+    node: &Json,
+) -> Result<Array<dyn ReadableStorageTraits>, zarrs::array::ArrayCreateError> {
+    match serde_json::from_value::<zarrs::metadata::ArrayMetadata>(node.clone()) {
+        Ok(metadata) => Array::new_with_metadata(source.store.clone(), path, metadata),
+        Err(_) => Array::open(source.store.clone(), path),
+    }
 }
 
 /// The Zarr V3 name of a data type (zarrs' `Display` adds the V2 name).

@@ -136,6 +136,32 @@ fn main() {
         report("zarrs sync", case, median(times), requests as f64 / n, bytes as f64 / n);
     }
 
+    // Sync API with the shard indexes kept (`cache_shard_indexes`).
+    let mut cached = RemoteOptions::default();
+    cached.cache_shard_indexes = true;
+    let array = Array::open(Arc::new(RemoteStore::open(&url, &cached).unwrap()), "/").unwrap();
+    for aligned in [true, false] {
+        let offsets = window_offsets(&shape, aligned);
+        let case = if aligned { "window aligned" } else { "window unaligned" };
+        // Warm: every shard's index once.
+        for &(y, x) in &offsets {
+            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+            let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+        }
+        let mut times = vec![];
+        server_counts(&server);
+        for &(y, x) in &offsets {
+            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+            let t = Instant::now();
+            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+            times.push(t.elapsed().as_secs_f64());
+            drop(out);
+        }
+        let (requests, bytes) = server_counts(&server);
+        let n = offsets.len() as f64;
+        report("zarrs sync, indexes cached", case, median(times), requests as f64 / n, bytes as f64 / n);
+    }
+
     // Async API, on a runtime of the bench's own.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -302,6 +302,34 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
     }
 }
 
+/// With `cache_shard_indexes`, a second window of the same shard costs one
+/// request (the inner chunk), and reads the same values.
+#[test]
+fn cached_shard_indexes_save_a_request_per_window() {
+    let server = PythonServer::http(&fixtures_root().join("zarr-python"), 0);
+    let url = format!("{}/{SHARDED}.zarr", server.url());
+    let mut cached = options();
+    cached.cache_shard_indexes = true;
+    let windows = [
+        ArraySubset::new_with_ranges(&[0..4, 0..8]),
+        ArraySubset::new_with_ranges(&[4..8, 8..16]),
+    ];
+    let mut values = vec![];
+    for (options, second_requests) in [(options(), 2), (cached, 1)] {
+        let store = Arc::new(RemoteStore::open(&url, &options).unwrap());
+        let array = Array::open(store.clone(), "/").unwrap();
+        let mut read = vec![];
+        for (i, window) in windows.iter().enumerate() {
+            store.reset_fetched();
+            read.push(array.retrieve_array_subset::<ArrayBytes<'static>>(window).unwrap());
+            let want = if i == 0 { 2 } else { second_requests };
+            assert_eq!(store.fetched().requests, want, "window {i}");
+        }
+        values.push(read);
+    }
+    assert!(values[0] == values[1]);
+}
+
 /// `fixtures/zarr-python/NAME.zarr` copied to a temporary directory.
 fn copy_of(name: &str) -> tempfile::TempDir {
     fn copy_tree(from: &Path, to: &Path) {

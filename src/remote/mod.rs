@@ -76,6 +76,12 @@ pub struct RemoteOptions {
     /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
     /// applied over those from the environment. Empty by default.
     pub s3_config: Vec<(String, String)>,
+    /// Keep the shard indexes read (the last bytes of a shard, up to
+    /// 64 MiB in all), so that the next window of the same shard costs one
+    /// request instead of two. Only for stores that do not change while
+    /// they are open: a shard rewritten meanwhile would be read with its old
+    /// index. Off by default.
+    pub cache_shard_indexes: bool,
 }
 
 impl RemoteOptions {
@@ -97,6 +103,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(5),
             anonymous: None,
             s3_config: Vec::new(),
+            cache_shard_indexes: false,
         }
     }
 }

@@ -12,8 +12,9 @@
 //! no `multipart/byteranges`), and every range returned is checked to be as
 //! long as asked for.
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use object_store::path::Path;
@@ -41,6 +42,31 @@ pub struct AsyncRemoteStore {
     store: Arc<dyn ObjectStore>,
     listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
+    /// Suffix reads (shard indexes at the end of their shard) kept, when
+    /// [`RemoteOptions::cache_shard_indexes`] is on.
+    suffixes: Option<Mutex<SuffixCache>>,
+}
+
+/// The last bytes of objects, by key and length, up to a total size.
+#[derive(Default)]
+struct SuffixCache {
+    entries: HashMap<(String, u64), Bytes>,
+    bytes: usize,
+}
+
+impl SuffixCache {
+    /// Cached bytes kept at most; past it the cache starts again empty.
+    const LIMIT: usize = 64 << 20;
+
+    fn insert(&mut self, key: &StoreKey, len: u64, bytes: &Bytes) {
+        if self.bytes + bytes.len() > Self::LIMIT {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes.len();
+        self.entries
+            .insert((key.as_str().to_string(), len), bytes.clone());
+    }
 }
 
 impl std::fmt::Debug for AsyncRemoteStore {
@@ -68,6 +94,9 @@ impl AsyncRemoteStore {
             listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
+            suffixes: options
+                .cache_shard_indexes
+                .then(|| Mutex::new(SuffixCache::default())),
         })
     }
 
@@ -167,6 +196,16 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.get(key).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
+        // A shard index at the end of its shard, read before.
+        if let ([ByteRange::Suffix(len)], Some(cache)) = (ranges.as_slice(), &self.suffixes) {
+            let cached = cache
+                .lock()
+                .ok()
+                .and_then(|c| c.entries.get(&(key.as_str().to_string(), *len)).cloned());
+            if let Some(bytes) = cached {
+                return Ok(Some(futures::stream::iter([Ok(bytes)]).boxed()));
+            }
+        }
         let path = Path::from(key.as_str());
         let requests: Vec<Request> = ranges.iter().copied().map(request).collect();
         let bounded: Vec<Range<u64>> = requests
@@ -211,7 +250,13 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 }
                 Request::Open(GetRange::Suffix(len)) => {
                     let bytes = open_bytes.next().ok_or_else(missing)?;
-                    self.checked(key, &format!("the last {len} bytes"), len, bytes)
+                    let bytes = self.checked(key, &format!("the last {len} bytes"), len, bytes);
+                    if let (Ok(bytes), Some(cache)) = (&bytes, &self.suffixes)
+                        && let Ok(mut cache) = cache.lock()
+                    {
+                        cache.insert(key, len, bytes);
+                    }
+                    bytes
                 }
                 Request::Open(_) => open_bytes.next().ok_or_else(missing),
             });

@@ -118,10 +118,20 @@ fn main() {
     }
     let (requests, bytes) = server_counts(&server);
     let per = reps as f64;
-    report("zarrs sync", "whole", median(times), requests as f64 / per, bytes as f64 / per);
+    report(
+        "zarrs sync",
+        "whole",
+        median(times),
+        requests as f64 / per,
+        bytes as f64 / per,
+    );
     for aligned in [true, false] {
         let offsets = window_offsets(&shape, aligned);
-        let case = if aligned { "window aligned" } else { "window unaligned" };
+        let case = if aligned {
+            "window aligned"
+        } else {
+            "window unaligned"
+        };
         let mut times = vec![];
         server_counts(&server);
         for &(y, x) in &offsets {
@@ -133,7 +143,13 @@ fn main() {
         }
         let (requests, bytes) = server_counts(&server);
         let n = offsets.len() as f64;
-        report("zarrs sync", case, median(times), requests as f64 / n, bytes as f64 / n);
+        report(
+            "zarrs sync",
+            case,
+            median(times),
+            requests as f64 / n,
+            bytes as f64 / n,
+        );
     }
 
     // Sync API with the shard indexes kept (`cache_shard_indexes`).
@@ -142,7 +158,11 @@ fn main() {
     let array = Array::open(Arc::new(RemoteStore::open(&url, &cached).unwrap()), "/").unwrap();
     for aligned in [true, false] {
         let offsets = window_offsets(&shape, aligned);
-        let case = if aligned { "window aligned" } else { "window unaligned" };
+        let case = if aligned {
+            "window aligned"
+        } else {
+            "window unaligned"
+        };
         // Warm: every shard's index once.
         for &(y, x) in &offsets {
             let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
@@ -159,7 +179,13 @@ fn main() {
         }
         let (requests, bytes) = server_counts(&server);
         let n = offsets.len() as f64;
-        report("zarrs sync, indexes cached", case, median(times), requests as f64 / n, bytes as f64 / n);
+        report(
+            "zarrs sync, indexes cached",
+            case,
+            median(times),
+            requests as f64 / n,
+            bytes as f64 / n,
+        );
     }
 
     // Async API, on a runtime of the bench's own.
@@ -180,22 +206,41 @@ fn main() {
             drop(out);
         }
         let (requests, bytes) = server_counts(&server);
-        report("zarrs async", "whole", median(times), requests as f64 / per, bytes as f64 / per);
+        report(
+            "zarrs async",
+            "whole",
+            median(times),
+            requests as f64 / per,
+            bytes as f64 / per,
+        );
         for aligned in [true, false] {
             let offsets = window_offsets(&shape, aligned);
-            let case = if aligned { "window aligned" } else { "window unaligned" };
+            let case = if aligned {
+                "window aligned"
+            } else {
+                "window unaligned"
+            };
             let mut times = vec![];
             server_counts(&server);
             for &(y, x) in &offsets {
                 let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
                 let t = Instant::now();
-                let out: Vec<f64> = array.async_retrieve_array_subset_vec(&window).await.unwrap();
+                let out: Vec<f64> = array
+                    .async_retrieve_array_subset_vec(&window)
+                    .await
+                    .unwrap();
                 times.push(t.elapsed().as_secs_f64());
                 drop(out);
             }
             let (requests, bytes) = server_counts(&server);
             let n = offsets.len() as f64;
-            report("zarrs async", case, median(times), requests as f64 / n, bytes as f64 / n);
+            report(
+                "zarrs async",
+                case,
+                median(times),
+                requests as f64 / n,
+                bytes as f64 / n,
+            );
         }
     });
 }

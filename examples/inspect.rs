@@ -406,7 +406,10 @@ fn print_array(
         .transpose()
         .map_err(|e| error(format!("{described}: {e}")))?;
     let cannot_read = |e: Box<dyn std::error::Error>| {
-        error(format!("cannot read {described}: {}", error_chain(e.as_ref())))
+        error(format!(
+            "cannot read {described}: {}",
+            error_chain(e.as_ref())
+        ))
     };
     let (stats, corner, corner_bytes) = match &window {
         None => {
@@ -416,7 +419,9 @@ fn print_array(
                 read_corner(&array, &data_type, first_chunk).map_err(cannot_read)?;
             (stats, corner, bytes)
         }
-        Some(window) => read_window(&array, window, &data_type, &fill_value).map_err(cannot_read)?,
+        Some(window) => {
+            read_window(&array, window, &data_type, &fill_value).map_err(cannot_read)?
+        }
     };
 
     let mut text = String::new();

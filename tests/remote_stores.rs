@@ -95,10 +95,7 @@ fn fixture_stores() -> Vec<(&'static str, String)> {
 
 /// Read every fixture store through the store `open(dir, name)` gives, and
 /// compare with the filesystem; the number of stores and reads compared.
-fn compare_with_filesystem(
-    what: &str,
-    open: impl Fn(&str, &str) -> RemoteStore,
-) -> (usize, usize) {
+fn compare_with_filesystem(what: &str, open: impl Fn(&str, &str) -> RemoteStore) -> (usize, usize) {
     zarrs_extension_codecs::register_overrides();
     let (mut stores, mut reads) = (0, 0);
     for (dir, name) in fixture_stores() {
@@ -116,8 +113,12 @@ fn compare_with_filesystem(
         };
         assert_eq!(local.metadata(), remote.metadata(), "{what} {dir}/{name}");
         let meta: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(fixtures_root().join(dir).join(format!("{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read(
+                fixtures_root()
+                    .join(dir)
+                    .join(format!("{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         for subset in subsets(&meta, local.shape()) {
@@ -201,9 +202,17 @@ fn shard_index(shard: &Path, inner_chunks: u64, at_start: bool) -> (Vec<(u64, u6
     (entries, index_len)
 }
 
-/// The sharded fixture stores: (store directory, shape, shard shape, inner
-/// chunk shape, index at start).
-fn sharded_stores() -> Vec<(PathBuf, Vec<u64>, Vec<u64>, Vec<u64>, bool)> {
+/// A sharded fixture store.
+struct Sharded {
+    store: PathBuf,
+    shape: Vec<u64>,
+    shard_shape: Vec<u64>,
+    inner_shape: Vec<u64>,
+    index_at_start: bool,
+}
+
+/// The sharded fixture stores.
+fn sharded_stores() -> Vec<Sharded> {
     let mut out = vec![];
     for (dir, name) in fixture_stores() {
         let store = fixtures_root().join(dir).join(format!("{name}.zarr"));
@@ -225,13 +234,13 @@ fn sharded_stores() -> Vec<(PathBuf, Vec<u64>, Vec<u64>, Vec<u64>, bool)> {
             .map(|c| c["name"].as_str().unwrap())
             .collect();
         assert_eq!(index_codecs, ["bytes", "crc32c"], "{}", store.display());
-        out.push((
+        out.push(Sharded {
             store,
-            u64s(&meta["shape"]),
-            u64s(&meta["chunk_grid"]["configuration"]["chunk_shape"]),
-            u64s(&config["chunk_shape"]),
-            config["index_location"] == "start",
-        ));
+            shape: u64s(&meta["shape"]),
+            shard_shape: u64s(&meta["chunk_grid"]["configuration"]["chunk_shape"]),
+            inner_shape: u64s(&config["chunk_shape"]),
+            index_at_start: config["index_location"] == "start",
+        });
     }
     out
 }
@@ -245,8 +254,19 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
     let s3 = PythonServer::s3(BUCKET, &fixtures_root());
     let stores = sharded_stores();
     assert!(stores.len() >= 6, "only {} sharded stores", stores.len());
-    for (store, shape, shard_shape, inner_shape, at_start) in stores {
-        let relative = store.strip_prefix(fixtures_root()).unwrap().to_str().unwrap();
+    for Sharded {
+        store,
+        shape,
+        shard_shape,
+        inner_shape,
+        index_at_start: at_start,
+    } in stores
+    {
+        let relative = store
+            .strip_prefix(fixtures_root())
+            .unwrap()
+            .to_str()
+            .unwrap();
         let inner_per_shard: Vec<u64> = shard_shape
             .iter()
             .zip(&inner_shape)
@@ -266,7 +286,11 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
         assert_ne!(offset, u64::MAX, "{relative}: that inner chunk is empty");
         let ranges: Vec<_> = (0..shape.len())
             .map(|d| {
-                let start = if d == last { column * inner_shape[d] } else { 0 };
+                let start = if d == last {
+                    column * inner_shape[d]
+                } else {
+                    0
+                };
                 start..(start + inner_shape[d]).min(shape[d])
             })
             .collect();
@@ -275,7 +299,11 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
         let want: ArrayBytes<'static> = local.retrieve_array_subset(&window).unwrap();
         for (what, url, options) in [
             ("http", format!("{}/{relative}", http.url()), options()),
-            ("s3", format!("s3://{BUCKET}/{relative}"), s3_options(&s3.url())),
+            (
+                "s3",
+                format!("s3://{BUCKET}/{relative}"),
+                s3_options(&s3.url()),
+            ),
         ] {
             let remote = Arc::new(RemoteStore::open(&url, &options).unwrap());
             let array = Array::open(remote.clone(), "/").unwrap();
@@ -321,7 +349,11 @@ fn cached_shard_indexes_save_a_request_per_window() {
         let mut read = vec![];
         for (i, window) in windows.iter().enumerate() {
             store.reset_fetched();
-            read.push(array.retrieve_array_subset::<ArrayBytes<'static>>(window).unwrap());
+            read.push(
+                array
+                    .retrieve_array_subset::<ArrayBytes<'static>>(window)
+                    .unwrap(),
+            );
             let want = if i == 0 { 2 } else { second_requests };
             assert_eq!(store.fetched().requests, want, "window {i}");
         }
@@ -368,12 +400,12 @@ fn read_errors(url: &str) -> Vec<String> {
     let all = ArraySubset::new_with_shape(SHARDED_SHAPE.to_vec());
     [all, window]
         .iter()
-        .map(|subset| {
-            match array.retrieve_array_subset::<ArrayBytes<'static>>(subset) {
+        .map(
+            |subset| match array.retrieve_array_subset::<ArrayBytes<'static>>(subset) {
                 Ok(_) => panic!("{url} {subset:?}: read values from a misbehaving server"),
                 Err(e) => e.to_string(),
-            }
-        })
+            },
+        )
         .collect()
 }
 
@@ -383,7 +415,10 @@ fn misbehaving_servers_give_errors_naming_the_key() {
         (Misbehaviour::Status("403 Forbidden"), "403"),
         (Misbehaviour::Status("500 Internal Server Error"), "500"),
         (Misbehaviour::IgnoreRange, "Range request not supported"),
-        (Misbehaviour::DropMidBody, "end of file before message length reached"),
+        (
+            Misbehaviour::DropMidBody,
+            "end of file before message length reached",
+        ),
     ];
     for (misbehaviour, cause) in cases {
         let store = copy_of(SHARDED);
@@ -454,11 +489,7 @@ fn missing_objects() {
         "/",
     )
     .unwrap();
-    let remote = Array::open(
-        Arc::new(RemoteStore::open(&url, &options()).unwrap()),
-        "/",
-    )
-    .unwrap();
+    let remote = Array::open(Arc::new(RemoteStore::open(&url, &options()).unwrap()), "/").unwrap();
     let all = local.subset_all();
     let want: ArrayBytes<'static> = local.retrieve_array_subset(&all).unwrap();
     let got: ArrayBytes<'static> = remote.retrieve_array_subset(&all).unwrap();
@@ -565,7 +596,11 @@ fn inspect_reads_urls_whole_and_in_windows() {
             let args = with_window(url);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let output = run_inspect(&args, &s3_config).unwrap();
-            assert_eq!(without_location(&output), without_location(&expected), "{url}");
+            assert_eq!(
+                without_location(&output),
+                without_location(&expected),
+                "{url}"
+            );
             let fetched = output.lines().last().unwrap();
             assert!(
                 fetched.starts_with("fetched ") && fetched.ends_with(" requests"),
@@ -602,7 +637,10 @@ fn inspect_reads_urls_whole_and_in_windows() {
         format!("{} / {}", Value::Float(min), Value::Float(max))
     );
     assert_eq!(line("window"), "[3..20, 7..50]");
-    assert!(line("elements").starts_with(&format!("{} (", 17 * 43)), "{output}");
+    assert!(
+        line("elements").starts_with(&format!("{} (", 17 * 43)),
+        "{output}"
+    );
     assert!(output.contains("values [3..6, 7..13]:"), "{output}");
 
     // Windows that do not fit, in words.

@@ -111,7 +111,8 @@ def open_array(url: str, how: str):
     if how == "obstore":
         from obstore.store import HTTPStore
 
-        store = zarr.storage.ObjectStore(HTTPStore.from_url(url), read_only=True)
+        http = HTTPStore.from_url(url, client_options={"allow_http": True})
+        store = zarr.storage.ObjectStore(http, read_only=True)
         return zarr.open_array(store, mode="r")
     return zarr.open_array(url, mode="r")  # fsspec's HTTPFileSystem
 

@@ -50,7 +50,10 @@ class Counting:
                 {
                     "type": "http.response.start",
                     "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                    ],
                 }
             )
             await send({"type": "http.response.body", "body": body})

@@ -232,7 +232,8 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             | (_, Err(object_store::Error::NotFound { .. })) => return Ok(None),
             (Err(error), _) | (_, Err(error)) => return Err(self.error(key, &error)),
         };
-        let (mut bounded_bytes, mut open_bytes) = (bounded_bytes.into_iter(), open_bytes.into_iter());
+        let (mut bounded_bytes, mut open_bytes) =
+            (bounded_bytes.into_iter(), open_bytes.into_iter());
         let mut out = Vec::with_capacity(ranges.len());
         for request in requests {
             let missing = || {

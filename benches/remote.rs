@@ -188,6 +188,52 @@ fn main() {
         );
     }
 
+    // Sync API inside a larger rayon pool: zarrs reads the inner chunks of
+    // a window on rayon's threads, one request each, so the pool's size
+    // (the number of cores by default) bounds the requests in flight.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(16)
+        .build()
+        .unwrap();
+    for (side, options) in [
+        ("zarrs sync, 16-thread pool", RemoteOptions::default()),
+        ("zarrs sync, 16-thread pool, indexes cached", cached.clone()),
+    ] {
+        let array = Array::open(Arc::new(RemoteStore::open(&url, &options).unwrap()), "/").unwrap();
+        pool.install(|| {
+            for aligned in [true, false] {
+                let offsets = window_offsets(&shape, aligned);
+                let case = if aligned {
+                    "window aligned"
+                } else {
+                    "window unaligned"
+                };
+                for &(y, x) in &offsets {
+                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                    let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+                }
+                let mut times = vec![];
+                server_counts(&server);
+                for &(y, x) in &offsets {
+                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                    let t = Instant::now();
+                    let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+                    times.push(t.elapsed().as_secs_f64());
+                    drop(out);
+                }
+                let (requests, bytes) = server_counts(&server);
+                let n = offsets.len() as f64;
+                report(
+                    side,
+                    case,
+                    median(times),
+                    requests as f64 / n,
+                    bytes as f64 / n,
+                );
+            }
+        });
+    }
+
     // Async API, on a runtime of the bench's own.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

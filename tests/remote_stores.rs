@@ -47,6 +47,20 @@ const FIXTURE_DIRS: [&str; 6] = [
 /// The bucket the S3 server holds `fixtures/` in.
 const BUCKET: &str = "fixtures";
 
+/// The HTTP server of `fixtures/`, shared by the tests of this file (it
+/// exits with the test process: its stdin closes).
+fn http_fixtures() -> &'static PythonServer {
+    static SERVER: std::sync::OnceLock<PythonServer> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| PythonServer::http(&fixtures_root(), 0))
+}
+
+/// The S3 server with `fixtures/` in [`BUCKET`], shared likewise (one
+/// upload for all the tests).
+fn s3_fixtures() -> &'static PythonServer {
+    static SERVER: std::sync::OnceLock<PythonServer> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| PythonServer::s3(BUCKET, &fixtures_root()))
+}
+
 /// Fail fast: the tests' servers are on this machine.
 fn options() -> RemoteOptions {
     let mut options = RemoteOptions::default();
@@ -146,7 +160,7 @@ fn compare_with_filesystem(what: &str, open: impl Fn(&str, &str) -> RemoteStore)
 
 #[test]
 fn every_fixture_store_over_http_reads_as_from_the_filesystem() {
-    let server = PythonServer::http(&fixtures_root(), 0);
+    let server = http_fixtures();
     let (stores, reads) = compare_with_filesystem("http", |dir, name| {
         let url = format!("{}/{dir}/{name}.zarr", server.url());
         RemoteStore::open(&url, &options()).unwrap()
@@ -158,8 +172,7 @@ fn every_fixture_store_over_http_reads_as_from_the_filesystem() {
 
 #[test]
 fn every_fixture_store_over_s3_reads_as_from_the_filesystem() {
-    let server = PythonServer::s3(BUCKET, &fixtures_root());
-    let options = s3_options(&server.url());
+    let options = s3_options(&s3_fixtures().url());
     let (stores, reads) = compare_with_filesystem("s3", |dir, name| {
         RemoteStore::open(&format!("s3://{BUCKET}/{dir}/{name}.zarr"), &options).unwrap()
     });
@@ -170,10 +183,10 @@ fn every_fixture_store_over_s3_reads_as_from_the_filesystem() {
 /// A public bucket: no credentials, requests unsigned (moto accepts them).
 #[test]
 fn s3_reads_anonymously_without_credentials() {
-    let server = PythonServer::s3(BUCKET, &fixtures_root().join("zarr-python"));
-    let mut options = options().with_s3_config("aws_endpoint_url", &server.url());
+    let mut options = options().with_s3_config("aws_endpoint_url", &s3_fixtures().url());
     options.anonymous = Some(true);
-    let store = RemoteStore::open(&format!("s3://{BUCKET}/so_f32.zarr"), &options).unwrap();
+    let url = format!("s3://{BUCKET}/zarr-python/so_f32.zarr");
+    let store = RemoteStore::open(&url, &options).unwrap();
     let array = Array::open(Arc::new(store), "/").unwrap();
     let local = fixtures_root().join("zarr-python/so_f32.zarr");
     let local = Array::open(Arc::new(FilesystemStore::new(local).unwrap()), "/").unwrap();
@@ -250,8 +263,7 @@ fn sharded_stores() -> Vec<Sharded> {
 #[test]
 fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
     zarrs_extension_codecs::register_overrides();
-    let http = PythonServer::http(&fixtures_root(), 0);
-    let s3 = PythonServer::s3(BUCKET, &fixtures_root());
+    let (http, s3) = (http_fixtures(), s3_fixtures());
     let stores = sharded_stores();
     assert!(stores.len() >= 6, "only {} sharded stores", stores.len());
     for Sharded {
@@ -334,8 +346,7 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
 /// request (the inner chunk), and reads the same values.
 #[test]
 fn cached_shard_indexes_save_a_request_per_window() {
-    let server = PythonServer::http(&fixtures_root().join("zarr-python"), 0);
-    let url = format!("{}/{SHARDED}.zarr", server.url());
+    let url = format!("{}/zarr-python/{SHARDED}.zarr", http_fixtures().url());
     let mut cached = options();
     cached.cache_shard_indexes = true;
     let windows = [
@@ -566,9 +577,8 @@ fn without_location(output: &str) -> String {
 /// in it; what was fetched is printed.
 #[test]
 fn inspect_reads_urls_whole_and_in_windows() {
-    let http = PythonServer::http(&fixtures_root(), 0);
-    let s3 = PythonServer::s3(BUCKET, &fixtures_root().join("zarr-python"));
-    let s3_url = s3.url();
+    let http = http_fixtures();
+    let s3_url = s3_fixtures().url();
     let s3_config = [
         ("aws_endpoint_url", s3_url.as_str()),
         ("aws_access_key_id", "testing"),
@@ -578,7 +588,7 @@ fn inspect_reads_urls_whole_and_in_windows() {
     let local = local.to_str().unwrap();
     let urls = [
         format!("{}/zarr-python/{SHARDED}.zarr", http.url()),
-        format!("s3://{BUCKET}/{SHARDED}.zarr"),
+        format!("s3://{BUCKET}/zarr-python/{SHARDED}.zarr"),
     ];
     for window in [None, Some("3:20,7:50")] {
         let with_window = |location: &str| {

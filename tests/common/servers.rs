@@ -3,8 +3,9 @@
 //! command runs first): Starlette's `StaticFiles` under uvicorn
 //! (`scripts/servers/serve_http.py`) and moto's S3 server mode
 //! (`scripts/servers/serve_s3.py`). Each binds a free port of 127.0.0.1,
-//! prints it once it listens, and is killed when dropped (it also exits
-//! when its stdin closes, should the test process die first).
+//! prints it once it listens, and is killed when dropped; it also exits
+//! when its stdin closes, that is with the test process, so a server kept
+//! in a `static` for all the tests of a file ends with them.
 #![allow(dead_code)] // each user needs a part
 
 use std::io::{BufRead, BufReader};

@@ -35,6 +35,9 @@
 //!
 //! The per-element arithmetic lives in [`kernels`], apart from the zarrs
 //! glue in [`codec`], so that it can be tested and benchmarked on its own.
+//!
+//! Feature `remote` adds `remote`: stores at `http(s)://` and `s3://` URLs
+//! through object_store, for zarrs' sync and async APIs.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -223,6 +223,18 @@ impl Source {
         )))
     }
 
+    /// Where to read a window: zarrs fetches each inner chunk of a shard on
+    /// a rayon thread of its own, one blocking request each, so for a
+    /// remote store a pool larger than the cores has them all in flight at
+    /// once (see docs/performance.md, "Remote reads").
+    fn io_pool(&self) -> rayon::ThreadPool {
+        let threads = if is_url(&self.location) { 16 } else { 0 };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool")
+    }
+
     /// `fetched    N bytes in M requests`, for a remote store.
     fn fetched(&self) -> Option<String> {
         #[cfg(feature = "remote")]
@@ -419,9 +431,13 @@ fn print_array(
                 read_corner(&array, &data_type, first_chunk).map_err(cannot_read)?;
             (stats, corner, bytes)
         }
-        Some(window) => {
-            read_window(&array, window, &data_type, &fill_value).map_err(cannot_read)?
-        }
+        Some(window) => source
+            .io_pool()
+            .install(|| {
+                read_window(&array, window, &data_type, &fill_value)
+                    .map_err(|e| error_chain(e.as_ref()))
+            })
+            .map_err(|e| error(format!("cannot read {described}: {e}")))?,
     };
 
     let mut text = String::new();

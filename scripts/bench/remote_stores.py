@@ -71,8 +71,12 @@ def write(root: Path) -> None:
     )
     arr[...] = data
     np.testing.assert_array_equal(arr[...], data)
-    size = sum(p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file())
-    print(f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}")
+    size = sum(
+        p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file()
+    )
+    print(
+        f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}"
+    )
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
@@ -137,8 +141,15 @@ def bench(url: str, out: Path, reps: int) -> None:
             times.append(time.perf_counter() - t)
             del data
         requests, nbytes = server_counts(server)
-        lines.append({"side": side, "case": "whole", "seconds": statistics.median(times),
-                      "requests": requests / reps, "bytes": nbytes / reps})
+        lines.append(
+            {
+                "side": side,
+                "case": "whole",
+                "seconds": statistics.median(times),
+                "requests": requests / reps,
+                "bytes": nbytes / reps,
+            }
+        )
         for aligned in (True, False):
             offsets = window_offsets(aligned)
             times = []
@@ -150,8 +161,15 @@ def bench(url: str, out: Path, reps: int) -> None:
                 assert window.shape == (WINDOW, WINDOW)
             requests, nbytes = server_counts(server)
             case = "window aligned" if aligned else "window unaligned"
-            lines.append({"side": side, "case": case, "seconds": statistics.median(times),
-                          "requests": requests / len(offsets), "bytes": nbytes / len(offsets)})
+            lines.append(
+                {
+                    "side": side,
+                    "case": case,
+                    "seconds": statistics.median(times),
+                    "requests": requests / len(offsets),
+                    "bytes": nbytes / len(offsets),
+                }
+            )
         for line in lines[-3:]:
             print(json.dumps(line), file=sys.stderr)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -160,11 +178,17 @@ def bench(url: str, out: Path, reps: int) -> None:
 def report(paths: list[Path]) -> None:
     rows = []
     for path in paths:
-        rows += [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+        rows += [
+            json.loads(line)
+            for line in path.read_text().splitlines()
+            if line.startswith("{")
+        ]
     best_peer = {}
     for r in rows:
         if r["side"].startswith("zarr-python"):
-            best_peer[r["case"]] = min(best_peer.get(r["case"], float("inf")), r["seconds"])
+            best_peer[r["case"]] = min(
+                best_peer.get(r["case"], float("inf")), r["seconds"]
+            )
     print("| read | reader | time | requests | bytes | vs fastest zarr-python |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for case in ("whole", "window aligned", "window unaligned"):
@@ -174,8 +198,10 @@ def report(paths: list[Path]) -> None:
             t = r["seconds"]
             shown = f"{t:.3f} s" if t >= 1 else f"{t * 1e3:.1f} ms"
             ratio = best_peer[case] / t
-            print(f"| {case} | {r['side']} | {shown} | {r['requests']:.1f} | "
-                  f"{r['bytes'] / 2**20:.2f} MiB | {ratio:.2f}x |")
+            print(
+                f"| {case} | {r['side']} | {shown} | {r['requests']:.1f} | "
+                f"{r['bytes'] / 2**20:.2f} MiB | {ratio:.2f}x |"
+            )
 
 
 def main() -> None:

@@ -3,14 +3,21 @@
 //! and a corner of its values.
 //!
 //! ```sh
-//! cargo run --release --example inspect -- PATH_OR_URL [--array /group/array]
+//! cargo run --release --example inspect -- PATH_OR_URL [--array /group/array] [--window 0:256,1024:1280]
 //! cargo run --release --example inspect -- fixtures/zarr-python/so_f32.zarr
-//! cargo run --release --example inspect -- http://127.0.0.1:8000/data.zarr --array /b
+//! cargo run --release --features remote --example inspect -- http://127.0.0.1:8000/data.zarr --array /b
+//! cargo run --release --features remote --example inspect -- s3://bucket/product.zarr --window 0:256,0:256
 //! ```
 //!
-//! `PATH_OR_URL` is a store directory or an `http://` URL of one. Given a
-//! group, it lists the group's arrays (on a filesystem, or over HTTP from
-//! the group's consolidated metadata); `--array` picks one. Any data type
+//! `PATH_OR_URL` is a store directory, or (with the crate's `remote`
+//! feature) an `http(s)://` or `s3://bucket/prefix` URL of one, read through
+//! object_store (`zarrs_extension_codecs::remote`; S3 settings from the
+//! usual AWS environment variables, anonymous without credentials). Given a
+//! group, it lists the group's arrays (on a filesystem, or remotely from
+//! the group's consolidated metadata); `--array` picks one. `--window`
+//! summarises one half-open range per dimension instead of the whole
+//! array. For a URL, the last line says what was fetched: bytes and
+//! requests. Any data type
 //! zarrs has: numeric ones (sub-byte and 8-bit floats too) get min / max,
 //! `bool` a count of `true`, the others (complex, strings, ...) their values.
 //! A progress bar appears on stderr when reading takes more than a moment.
@@ -42,7 +49,8 @@ fn error(message: impl Into<String>) -> InspectError {
     InspectError(message.into())
 }
 
-const USAGE: &str = "usage: inspect PATH_OR_URL [--array /path/in/store]";
+const USAGE: &str =
+    "usage: inspect PATH_OR_URL [--array /path/in/store] [--window START:END,START:END,...]";
 
 #[allow(dead_code)] // unused where this file is included as a module
 fn main() {
@@ -61,16 +69,27 @@ pub fn inspect_to_stdout(args: &[String]) -> Result<(), InspectError> {
 
 /// Run with `args` (as on the command line), printing to `out`.
 pub fn inspect(args: &[String], out: &mut dyn Write) -> Result<(), InspectError> {
+    inspect_with(args, &[], out)
+}
+
+/// [`inspect`], with object_store S3 settings (`("aws_endpoint_url",
+/// "http://...")`, ...) over those of the environment, for `s3://` URLs.
+pub fn inspect_with(
+    args: &[String],
+    s3_config: &[(&str, &str)],
+    out: &mut dyn Write,
+) -> Result<(), InspectError> {
     // This crate's bytes / transpose / packbits / zarrs.vlen read what
     // zarrs' built-ins cannot (see the README); scale_offset and cast_value
     // are registered by linking the crate.
     zarrs_extension_codecs::register_overrides();
-    let (location, array_path) = parse_args(args)?;
-    let source = Source::open(&location)?;
+    let args = parse_args(args)?;
+    let array_path = args.array;
+    let source = Source::open(&args.location, s3_config)?;
     let node = source.node_metadata(&array_path)?;
     let print = |e: std::io::Error| error(format!("cannot write the output: {e}"));
     match node["node_type"].as_str() {
-        Some("array") => print_array(&source, &array_path, out),
+        Some("array") => print_array(&source, &array_path, &node, args.window.as_deref(), out),
         Some("group") => {
             let arrays = source.arrays_in_group(&array_path, &node)?;
             writeln!(out, "group      {}", source.describe(&array_path)).map_err(print)?;
@@ -91,13 +110,51 @@ pub fn inspect(args: &[String], out: &mut dyn Write) -> Result<(), InspectError>
     }
 }
 
-/// `(store location, array path in the store)` from the command line.
-fn parse_args(args: &[String]) -> Result<(String, String), InspectError> {
+/// The command line.
+struct Args {
+    /// The store's directory or URL.
+    location: String,
+    /// The array's path in the store.
+    array: String,
+    /// `--window`: one half-open range per dimension.
+    window: Option<Vec<std::ops::Range<u64>>>,
+}
+
+/// `START:END,START:END,...` as ranges.
+fn parse_window(text: &str) -> Result<Vec<std::ops::Range<u64>>, InspectError> {
+    text.split(',')
+        .map(|range| {
+            let bad = || {
+                error(format!(
+                    "--window {text}: {range:?} is not START:END (two whole numbers, START < END), e.g. --window 0:256,1024:1280"
+                ))
+            };
+            let (start, end) = range.trim().split_once(':').ok_or_else(bad)?;
+            let start: u64 = start.trim().parse().map_err(|_| bad())?;
+            let end: u64 = end.trim().parse().map_err(|_| bad())?;
+            if start >= end {
+                return Err(bad());
+            }
+            Ok(start..end)
+        })
+        .collect()
+}
+
+fn parse_args(args: &[String]) -> Result<Args, InspectError> {
     let mut location = None;
     let mut array = "/".to_string();
+    let mut window = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--window" => {
+                let text = args.next().ok_or_else(|| {
+                    error(format!(
+                        "--window needs one START:END per dimension, e.g. 0:256,1024:1280\n{USAGE}"
+                    ))
+                })?;
+                window = Some(parse_window(text)?);
+            }
             "--array" => {
                 let path = args.next().ok_or_else(|| {
                     error(format!("--array needs a path, e.g. /group/array\n{USAGE}"))
@@ -115,31 +172,85 @@ fn parse_args(args: &[String]) -> Result<(String, String), InspectError> {
         }
     }
     let location = location.ok_or_else(|| error(USAGE))?;
-    Ok((location, array))
+    Ok(Args {
+        location,
+        array,
+        window,
+    })
 }
 
-/// A store opened for reading: a directory or an HTTP URL.
+/// A store opened for reading: a directory or a URL.
 struct Source {
     location: String,
     store: ReadableStorage,
     /// The directory, for listing a group's arrays.
     directory: Option<PathBuf>,
+    /// The remote store, for what it fetched.
+    #[cfg(feature = "remote")]
+    remote: Option<Arc<zarrs_extension_codecs::remote::RemoteStore>>,
+}
+
+/// Whether `location` is a URL rather than a directory.
+fn is_url(location: &str) -> bool {
+    ["http://", "https://", "s3://"]
+        .iter()
+        .any(|scheme| location.starts_with(scheme))
 }
 
 impl Source {
-    fn open(location: &str) -> Result<Self, InspectError> {
-        if location.starts_with("http://") || location.starts_with("https://") {
-            let url = location.trim_end_matches('/');
-            let store = zarrs_http::HTTPStore::new(url).map_err(|e| {
-                error(format!(
-                    "{location}: {e}: give a URL like http://host:port/path/store.zarr"
-                ))
-            })?;
-            return Ok(Self {
-                location: url.to_string(),
-                store: Arc::new(store),
-                directory: None,
-            });
+    #[cfg(feature = "remote")]
+    fn open_url(location: &str, s3_config: &[(&str, &str)]) -> Result<Self, InspectError> {
+        let url = location.trim_end_matches('/');
+        let mut options = zarrs_extension_codecs::remote::RemoteOptions::default();
+        for (name, value) in s3_config {
+            options = options.with_s3_config(name, value);
+        }
+        let store = zarrs_extension_codecs::remote::RemoteStore::open(url, &options)
+            .map(Arc::new)
+            .map_err(|e| error(e.to_string()))?;
+        Ok(Self {
+            location: url.to_string(),
+            store: store.clone(),
+            directory: None,
+            remote: Some(store),
+        })
+    }
+
+    #[cfg(not(feature = "remote"))]
+    fn open_url(location: &str, _: &[(&str, &str)]) -> Result<Self, InspectError> {
+        Err(error(format!(
+            "{location}: reading URLs needs the crate's `remote` feature: cargo run --release --features remote --example inspect -- {location}"
+        )))
+    }
+
+    /// Where to read a window: zarrs fetches each inner chunk of a shard on
+    /// a rayon thread of its own, one blocking request each, so for a
+    /// remote store a pool larger than the cores has them all in flight at
+    /// once (see docs/performance.md, "Remote reads").
+    fn io_pool(&self) -> rayon::ThreadPool {
+        let threads = if is_url(&self.location) { 16 } else { 0 };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool")
+    }
+
+    /// `fetched    N bytes in M requests`, for a remote store.
+    fn fetched(&self) -> Option<String> {
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            let fetched = remote.fetched();
+            return Some(format!(
+                "{} bytes in {} requests",
+                fetched.bytes, fetched.requests
+            ));
+        }
+        None
+    }
+
+    fn open(location: &str, s3_config: &[(&str, &str)]) -> Result<Self, InspectError> {
+        if is_url(location) {
+            return Self::open_url(location, s3_config);
         }
         let directory = Path::new(location);
         if !directory.is_dir() {
@@ -159,6 +270,8 @@ impl Source {
             location: location.to_string(),
             store: Arc::new(store),
             directory: Some(directory.to_path_buf()),
+            #[cfg(feature = "remote")]
+            remote: None,
         })
     }
 
@@ -188,7 +301,15 @@ impl Source {
         let bytes = self
             .store
             .get(&key)
-            .map_err(|e| error(format!("cannot read {where_}: {e}")))?
+            .map_err(|e| {
+                // Remote stores name the key themselves.
+                let e = e.to_string();
+                if e.starts_with(&where_) {
+                    error(format!("cannot read {e}"))
+                } else {
+                    error(format!("cannot read {where_}: {e}"))
+                }
+            })?
             .ok_or_else(|| {
                 let hint = if path == "/" {
                     "give the directory or URL of a Zarr V3 store, or add --array /path/inside it"
@@ -215,8 +336,13 @@ impl Source {
             return Ok(arrays);
         }
         let Some(directory) = &self.directory else {
+            let kind = if self.location.starts_with("s3://") {
+                "an S3"
+            } else {
+                "an HTTP"
+            };
             return Err(error(format!(
-                "{} is a group without consolidated metadata, and an HTTP store cannot be listed: pass --array /path/to/array",
+                "{} is a group without consolidated metadata, and {kind} store cannot be listed: pass --array /path/to/array",
                 self.describe(path)
             )));
         };
@@ -264,12 +390,18 @@ fn list_arrays(directory: &Path, path: &str, arrays: &mut Vec<String>) {
     }
 }
 
-/// Open the array at `path` and print it.
-fn print_array(source: &Source, path: &str, out: &mut dyn Write) -> Result<(), InspectError> {
+/// Open the array at `path` and print it (or the part of it in `window`).
+fn print_array(
+    source: &Source,
+    path: &str,
+    node: &Json,
+    window: Option<&[std::ops::Range<u64>]>,
+    out: &mut dyn Write,
+) -> Result<(), InspectError> {
     let described = source.describe(path);
     // The crate's advice for a codec or data type zarrs cannot open (the
     // zarrs feature it needs, register_overrides(), or an unlinked crate).
-    let array = Array::open(source.store.clone(), path).map_err(|e| {
+    let array = open_with_metadata(source, path, node).map_err(|e| {
         let hint = zarrs_extension_codecs::open_error_hint(&e)
             .map(|h| format!(" ({h})"))
             .unwrap_or_default();
@@ -284,10 +416,32 @@ fn print_array(source: &Source, path: &str, out: &mut dyn Write) -> Result<(), I
         .map_err(|e| error(format!("{described}: metadata: {e}")))?;
     let data_type = array.data_type().clone();
     let fill_value = array.fill_value().clone();
-    let stats = read_all(&array, &data_type, &fill_value)
-        .map_err(|e| error(format!("cannot read {described}: {e}")))?;
-    let (corner, corner_bytes) = read_corner(&array, &data_type)
-        .map_err(|e| error(format!("cannot read {described}: {e}")))?;
+    let window = window
+        .map(|ranges| window_subset(&array, ranges))
+        .transpose()
+        .map_err(|e| error(format!("{described}: {e}")))?;
+    let cannot_read = |e: Box<dyn std::error::Error>| {
+        error(format!(
+            "cannot read {described}: {}",
+            error_chain(e.as_ref())
+        ))
+    };
+    let (stats, corner, corner_bytes) = match &window {
+        None => {
+            let (stats, first_chunk) =
+                read_all(&array, &data_type, &fill_value).map_err(cannot_read)?;
+            let (corner, bytes) =
+                read_corner(&array, &data_type, first_chunk).map_err(cannot_read)?;
+            (stats, corner, bytes)
+        }
+        Some(window) => source
+            .io_pool()
+            .install(|| {
+                read_window(&array, window, &data_type, &fill_value)
+                    .map_err(|e| error_chain(e.as_ref()))
+            })
+            .map_err(|e| error(format!("cannot read {described}: {e}")))?,
+    };
 
     let mut text = String::new();
     let mut line = |label: &str, value: String| text.push_str(&format!("{label:<10} {value}\n"));
@@ -302,14 +456,34 @@ fn print_array(source: &Source, path: &str, out: &mut dyn Write) -> Result<(), I
     line("data type", type_name(&data_type));
     line("fill value", metadata["fill_value"].to_string());
     line("codecs", codec_chain(&metadata["codecs"]));
+    if let Some(window) = &window {
+        line("window", ranges(window));
+    }
     line("elements", stats.counts());
     if let Some(range) = stats.range() {
         line("min / max", range);
     }
     text.push_str(&format!("values {}:\n", ranges(&corner)));
     text.push_str(&format_corner(&corner, &corner_bytes, &data_type));
+    if let Some(fetched) = source.fetched() {
+        text.push_str(&format!("{:<10} {fetched}\n", "fetched"));
+    }
     out.write_all(text.as_bytes())
         .map_err(|e| error(format!("cannot write the output: {e}")))
+}
+
+/// The array at `path` from its `zarr.json` already read (`node`), so that
+/// a remote store is not asked for it twice; zarrs' `Array::open` (and its
+/// error) if zarrs cannot parse it.
+fn open_with_metadata(
+    source: &Source,
+    path: &str,
+    node: &Json,
+) -> Result<Array<dyn ReadableStorageTraits>, zarrs::array::ArrayCreateError> {
+    match serde_json::from_value::<zarrs::metadata::ArrayMetadata>(node.clone()) {
+        Ok(metadata) => Array::new_with_metadata(source.store.clone(), path, metadata),
+        Err(_) => Array::open(source.store.clone(), path),
+    }
 }
 
 /// The Zarr V3 name of a data type (zarrs' `Display` adds the V2 name).
@@ -414,33 +588,127 @@ fn less(a: Value, b: Value) -> bool {
     }
 }
 
-/// Read the array chunk by chunk, counting, with a progress bar on stderr
-/// once reading has taken more than half a second.
-fn read_all(
-    array: &Array<dyn ReadableStorageTraits>,
-    data_type: &DataType,
-    fill_value: &FillValue,
-) -> Result<Stats, Box<dyn std::error::Error>> {
-    let mut stats = Stats {
+/// `error` and its causes, as `a: b: c` (zarrs' errors often keep the
+/// cause out of their own text).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(&format!(": {cause_text}"));
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Empty statistics for `data_type`.
+fn new_stats(data_type: &DataType) -> Stats {
+    Stats {
         elements: 0,
         fill: 0,
         nan: 0,
         true_count: (type_name(data_type) == "bool").then_some(0),
         min_max: None,
         numeric: NumericType::from_data_type(data_type),
-    };
+    }
+}
+
+/// Decoded bytes read at once when reading a whole array: chunks are
+/// fetched and decoded in parallel batches of about this size (a remote
+/// store then has several requests in flight).
+const BATCH_BYTES: u64 = 256 << 20;
+
+/// Read the array chunk by chunk (in parallel batches), counting, with a
+/// progress bar on stderr once reading has taken more than half a second;
+/// also the first chunk's elements, for the corner.
+fn read_all(
+    array: &Array<dyn ReadableStorageTraits>,
+    data_type: &DataType,
+    fill_value: &FillValue,
+) -> Result<(Stats, Option<ArrayBytes<'static>>), Box<dyn std::error::Error>> {
+    use rayon::prelude::*;
+    let mut stats = new_stats(data_type);
     let fill = fill_value.as_ne_bytes();
     let Some(chunks) = array.chunks_in_array_subset(&array.subset_all())? else {
         return Err("the chunk grid does not say which chunks cover the array".into());
     };
+    let chunk_bytes = array
+        .chunk_subset(&vec![0; array.dimensionality()])?
+        .num_elements()
+        * data_type.fixed_size().unwrap_or(16) as u64;
+    let batch = (BATCH_BYTES / chunk_bytes.max(1)).clamp(1, 64) as usize;
+    let indices: Vec<Vec<u64>> = chunks.indices().into_iter().map(|c| c.to_vec()).collect();
     let mut progress = Progress::new(chunks.num_elements());
-    for (done, chunk) in chunks.indices().into_iter().enumerate() {
-        let bytes = retrieve_chunk_bounded(array, &chunk, data_type)?;
-        for_each_element(&bytes, data_type, |element| stats.add(element, fill));
-        progress.update(done as u64 + 1);
+    let mut first = None;
+    let mut done = 0;
+    for group in indices.chunks(batch) {
+        let decoded: Vec<ArrayBytes<'static>> = group
+            .par_iter()
+            .map(|chunk| {
+                retrieve_chunk_bounded(array, chunk, data_type).map_err(|e| error_chain(e.as_ref()))
+            })
+            .collect::<Result<_, _>>()?;
+        for bytes in decoded {
+            for_each_element(&bytes, data_type, |element| stats.add(element, fill));
+            if first.is_none() {
+                first = Some(bytes);
+            }
+            done += 1;
+            progress.update(done);
+        }
     }
     progress.finish();
-    Ok(stats)
+    Ok((stats, first))
+}
+
+/// `ranges` as a subset of the array, if it lies inside it.
+fn window_subset(
+    array: &Array<dyn ReadableStorageTraits>,
+    ranges: &[std::ops::Range<u64>],
+) -> Result<ArraySubset, String> {
+    let shape = array.shape();
+    if ranges.len() != shape.len() {
+        return Err(format!(
+            "--window has {} ranges, the array {} dimensions (shape {shape:?})",
+            ranges.len(),
+            shape.len()
+        ));
+    }
+    for (d, (range, &len)) in ranges.iter().zip(shape).enumerate() {
+        if range.end > len {
+            return Err(format!(
+                "--window {}..{} is outside dimension {d} of the array (0..{len}, shape {shape:?})",
+                range.start, range.end
+            ));
+        }
+    }
+    Ok(ArraySubset::new_with_ranges(ranges))
+}
+
+/// Read `window`, counting; and up to 3 x 6 values at its origin.
+fn read_window(
+    array: &Array<dyn ReadableStorageTraits>,
+    window: &ArraySubset,
+    data_type: &DataType,
+    fill_value: &FillValue,
+) -> Result<(Stats, ArraySubset, ArrayBytes<'static>), Box<dyn std::error::Error>> {
+    let mut stats = new_stats(data_type);
+    let bytes: ArrayBytes<'static> = array.retrieve_array_subset(window)?;
+    let fill = fill_value.as_ne_bytes();
+    for_each_element(&bytes, data_type, |element| stats.add(element, fill));
+    let inside = corner(window.shape());
+    let corner_bytes = bytes
+        .extract_array_subset(&inside, window.shape(), data_type)?
+        .into_owned();
+    let ranges: Vec<_> = inside
+        .to_ranges()
+        .iter()
+        .zip(window.start())
+        .map(|(r, &start)| r.start + start..r.end + start)
+        .collect();
+    Ok((stats, ArraySubset::new_with_ranges(&ranges), corner_bytes))
 }
 
 /// The elements of chunk `chunk` inside the array (an edge chunk is cut at
@@ -524,15 +792,20 @@ impl Progress {
 }
 
 /// Up to 3 x 6 values at the array's origin (the last two dimensions),
-/// inside the first chunk (read as in [`retrieve_chunk_bounded`]).
+/// inside the first chunk (read as in [`retrieve_chunk_bounded`], unless
+/// `first_chunk` has it already).
 fn read_corner(
     array: &Array<dyn ReadableStorageTraits>,
     data_type: &DataType,
+    first_chunk: Option<ArrayBytes<'static>>,
 ) -> Result<(ArraySubset, ArrayBytes<'static>), Box<dyn std::error::Error>> {
     let origin = vec![0; array.dimensionality()];
     let first = array.chunk_subset_bounded(&origin)?;
     let corner = corner(first.shape());
-    let bytes = retrieve_chunk_bounded(array, &origin, data_type)?;
+    let bytes = match first_chunk {
+        Some(bytes) => bytes,
+        None => retrieve_chunk_bounded(array, &origin, data_type)?,
+    };
     let bytes = bytes
         .extract_array_subset(&corner, first.shape(), data_type)?
         .into_owned();

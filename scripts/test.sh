@@ -11,13 +11,16 @@ bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/selftest_check_zarrs_written.py
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo clippy --all-targets --features async -- -D warnings
-# Every test with the `async` feature on (the sync tests run unchanged; clippy
-# above checks the build without it): tests/async_stores.rs reads through a
-# real async store (object_store's local file system), and
-# tests/fuzz_replay.rs replays the fuzz corpus.
-cargo test --all-targets --features async
-cargo test --doc --features async
+cargo clippy --all-targets --features async,remote -- -D warnings
+# Every test with the `async` and `remote` features on (the sync tests run
+# unchanged; clippy above checks the build without them; `remote` turns on
+# `async`, so its clippy line covers both): tests/async_stores.rs reads through a
+# real async store (object_store's local file system), tests/remote_stores.rs
+# through object_store's HTTP and S3 stores from servers it starts
+# (Starlette under uvicorn, moto; from .venv), and tests/fuzz_replay.rs
+# replays the fuzz corpus.
+cargo test --all-targets --features async,remote
+cargo test --doc --features async,remote
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).
 cargo publish --dry-run

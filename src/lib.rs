@@ -50,6 +50,9 @@
 //! [`slices`] runs them over buffers of the caller's own (one chunk from one
 //! buffer into another, split across threads as the codecs do): the entry
 //! points of the Python package in `python/`.
+//!
+//! Feature `remote` adds `remote`: stores at `http(s)://` and `s3://` URLs
+//! through object_store, for zarrs' sync and async APIs.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -60,6 +63,9 @@ pub mod numeric;
 mod overrides;
 pub mod read;
 mod registered;
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
 pub mod scalar;
 pub mod slices;
 #[cfg(test)]

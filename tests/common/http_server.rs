@@ -7,6 +7,10 @@
 //! stops when dropped, and it never serves anything outside its root.
 //! A request for several ranges at once gets the whole file (`200`), which
 //! RFC 9110 allows and which shows up in the byte counts.
+//!
+//! [`HttpServer::serve_misbehaving`] starts one that answers requests for
+//! chunk keys (paths holding `/c/`) wrongly, in one of the ways of
+//! [`Misbehaviour`], for the bad-input tests of remote reads.
 #![allow(dead_code)] // each user needs a part
 
 use std::collections::BTreeMap;
@@ -24,6 +28,18 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Body bytes served, per request path.
 type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
 
+/// A wrong way of answering requests for chunk keys.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Misbehaviour {
+    /// Answer with this status line and no body (e.g. `"403 Forbidden"`).
+    Status(&'static str),
+    /// Answer `200` with the whole file, whatever the `Range` header asks.
+    IgnoreRange,
+    /// Send the headers of the right answer and half its body, then close
+    /// the connection.
+    DropMidBody,
+}
+
 /// A running server; dropping it stops it.
 pub struct HttpServer {
     address: SocketAddr,
@@ -35,6 +51,16 @@ pub struct HttpServer {
 impl HttpServer {
     /// Serve the files under `root` on a free port of 127.0.0.1.
     pub fn serve(root: &Path) -> std::io::Result<Self> {
+        Self::start(root, None)
+    }
+
+    /// Serve the files under `root`, answering requests for chunk keys
+    /// (paths holding `/c/`) as `misbehaviour` says.
+    pub fn serve_misbehaving(root: &Path, misbehaviour: Misbehaviour) -> std::io::Result<Self> {
+        Self::start(root, Some(misbehaviour))
+    }
+
+    fn start(root: &Path, misbehaviour: Option<Misbehaviour>) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let address = listener.local_addr()?;
         let root = root.canonicalize()?;
@@ -51,7 +77,7 @@ impl HttpServer {
                     let (root, counts) = (root.clone(), counts.clone());
                     std::thread::spawn(move || {
                         // A broken or idle connection just ends.
-                        let _ = serve_connection(stream, &root, &counts);
+                        let _ = serve_connection(stream, &root, &counts, misbehaviour);
                     });
                 }
             })
@@ -98,7 +124,12 @@ impl Drop for HttpServer {
 
 /// Answer the requests of one keep-alive connection until it closes or
 /// stays idle for [`IDLE_TIMEOUT`].
-fn serve_connection(stream: TcpStream, root: &Path, counts: &Counts) -> std::io::Result<()> {
+fn serve_connection(
+    stream: TcpStream,
+    root: &Path,
+    counts: &Counts,
+    misbehaviour: Option<Misbehaviour>,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(IDLE_TIMEOUT))?;
     // Responses are written whole; waiting to coalesce them only adds latency.
     stream.set_nodelay(true)?;
@@ -128,7 +159,16 @@ fn serve_connection(stream: TcpStream, root: &Path, counts: &Counts) -> std::io:
         }
         let mut parts = request_line.split_whitespace();
         let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        respond(&mut writer, method, target, range.as_deref(), root, counts)?;
+        let misbehaviour = misbehaviour.filter(|_| target.contains("/c/"));
+        respond(
+            &mut writer,
+            method,
+            target,
+            range.as_deref(),
+            root,
+            counts,
+            misbehaviour,
+        )?;
     }
 }
 
@@ -140,8 +180,12 @@ fn respond(
     range: Option<&str>,
     root: &Path,
     counts: &Counts,
+    misbehaviour: Option<Misbehaviour>,
 ) -> std::io::Result<()> {
     let head = method == "HEAD";
+    if let Some(Misbehaviour::Status(status)) = misbehaviour {
+        return write_response(writer, status, &[], b"", head);
+    }
     if method != "GET" && !head {
         return write_response(writer, "405 Method Not Allowed", &[], b"", head);
     }
@@ -152,6 +196,7 @@ fn respond(
         return write_response(writer, "404 Not Found", &[], b"", head);
     };
     let len = bytes.len() as u64;
+    let range = range.filter(|_| misbehaviour != Some(Misbehaviour::IgnoreRange));
     let (status, body, content_range) = match range.map(|r| parse_range(r, len)) {
         None | Some(RangeRequest::Several) => ("200 OK", &bytes[..], None),
         Some(RangeRequest::Unsatisfiable) => {
@@ -172,6 +217,13 @@ fn respond(
             .or_default() += body.len() as u64;
     }
     let headers: Vec<String> = content_range.into_iter().collect();
+    if misbehaviour == Some(Misbehaviour::DropMidBody) && !head {
+        write_head(writer, status, &headers, body.len())?;
+        writer.write_all(&body[..body.len() / 2])?;
+        writer.flush()?;
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+        return Err(std::io::Error::other("dropped mid-body on purpose"));
+    }
     write_response(writer, status, &headers, body, head)
 }
 
@@ -223,6 +275,29 @@ fn parse_range(header: &str, len: u64) -> RangeRequest {
     }
 }
 
+/// The status line and headers of a response with a body of `len` bytes.
+fn head_text(status: &str, headers: &[String], len: usize) -> String {
+    let mut response = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {len}\r\nAccept-Ranges: bytes\r\n\
+         Content-Type: application/octet-stream\r\n"
+    );
+    for header in headers {
+        response.push_str(header);
+        response.push_str("\r\n");
+    }
+    response.push_str("\r\n");
+    response
+}
+
+fn write_head(
+    writer: &mut TcpStream,
+    status: &str,
+    headers: &[String],
+    len: usize,
+) -> std::io::Result<()> {
+    writer.write_all(head_text(status, headers, len).as_bytes())
+}
+
 fn write_response(
     writer: &mut TcpStream,
     status: &str,
@@ -230,17 +305,7 @@ fn write_response(
     body: &[u8],
     head: bool,
 ) -> std::io::Result<()> {
-    let mut response = format!(
-        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nAccept-Ranges: bytes\r\n\
-         Content-Type: application/octet-stream\r\n",
-        body.len()
-    );
-    for header in headers {
-        response.push_str(header);
-        response.push_str("\r\n");
-    }
-    response.push_str("\r\n");
-    let mut response = response.into_bytes();
+    let mut response = head_text(status, headers, body.len()).into_bytes();
     if !head {
         response.extend_from_slice(body);
     }

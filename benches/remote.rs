@@ -1,0 +1,292 @@
+//! Remote reads through object_store (`zarrs_extension_codecs::remote`):
+//! this crate's side of `scripts/bench/remote.sh`, which writes the store
+//! with zarr-python, serves it with Starlette under uvicorn with a
+//! per-request latency, and times zarr-python reading it too.
+//!
+//! ```sh
+//! ZARRS_REMOTE_URL=http://127.0.0.1:PORT/sharded.zarr \
+//!   cargo bench --features remote --bench remote
+//! ```
+//!
+//! Whole reads and 256 x 256 windows (aligned to the inner chunks and not),
+//! through zarrs' sync API (the store's async-to-sync adapter, zarrs'
+//! threads) and its async API (on a tokio runtime); each read allocates a
+//! fresh output (`retrieve_array_subset_vec`). Requests and body bytes are
+//! the server's counts (`GET /__stats`), the same ones zarr-python's side
+//! reports. Prints one JSON object per line:
+//! `{"side", "case", "seconds", "requests", "bytes"}`, per read (median).
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+use zarrs::array::{Array, ArraySubset};
+use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
+use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
+
+const WINDOW: u64 = 256;
+const N_WINDOWS: usize = 32;
+
+/// `GET http://HOST/PATH` (a tiny blocking client for the server's
+/// counters), the body.
+fn get(server: &str, path: &str) -> String {
+    let host = server.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+}
+
+/// The server's (requests, bytes) since the last reset; resets them.
+fn server_counts(server: &str) -> (u64, u64) {
+    let json: serde_json::Value = serde_json::from_str(&get(server, "/__stats")).unwrap();
+    get(server, "/__reset");
+    (
+        json["requests"].as_u64().unwrap(),
+        json["bytes"].as_u64().unwrap(),
+    )
+}
+
+/// Window origins: SplitMix64, as in scripts/bench/remote_stores.py.
+fn window_offsets(shape: &[u64], aligned: bool) -> Vec<(u64, u64)> {
+    let mut state: u64 = 0x5EED_0000 + if aligned { 1 } else { 2 };
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..N_WINDOWS)
+        .map(|_| {
+            if aligned {
+                let y = (next() % (shape[0] / WINDOW)) * WINDOW;
+                let x = (next() % (shape[1] / WINDOW)) * WINDOW;
+                (y, x)
+            } else {
+                let y = next() % (shape[0] - WINDOW + 1);
+                let x = next() % (shape[1] - WINDOW + 1);
+                (y, x)
+            }
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn report(side: &str, case: &str, seconds: f64, requests: f64, bytes: f64) {
+    println!(
+        "{}",
+        serde_json::json!({"side": side, "case": case, "seconds": seconds,
+                           "requests": requests, "bytes": bytes})
+    );
+}
+
+fn main() {
+    let Ok(url) = std::env::var("ZARRS_REMOTE_URL") else {
+        eprintln!("set ZARRS_REMOTE_URL (scripts/bench/remote.sh does); nothing to do");
+        return;
+    };
+    let reps: usize = std::env::var("BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let server = url.split('/').take(3).collect::<Vec<_>>().join("/");
+    zarrs_extension_codecs::register_overrides();
+
+    // Sync API.
+    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    let array = Array::open(store.clone(), "/").unwrap();
+    let shape = array.shape().to_vec();
+    let all = array.subset_all();
+    let _warm: Vec<f64> = array.retrieve_array_subset_vec(&all).unwrap();
+    server_counts(&server);
+    let mut times = vec![];
+    for _ in 0..reps {
+        let t = Instant::now();
+        let out: Vec<f64> = array.retrieve_array_subset_vec(&all).unwrap();
+        times.push(t.elapsed().as_secs_f64());
+        drop(out);
+    }
+    let (requests, bytes) = server_counts(&server);
+    let per = reps as f64;
+    report(
+        "zarrs sync",
+        "whole",
+        median(times),
+        requests as f64 / per,
+        bytes as f64 / per,
+    );
+    for aligned in [true, false] {
+        let offsets = window_offsets(&shape, aligned);
+        let case = if aligned {
+            "window aligned"
+        } else {
+            "window unaligned"
+        };
+        let mut times = vec![];
+        server_counts(&server);
+        for &(y, x) in &offsets {
+            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+            let t = Instant::now();
+            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+            times.push(t.elapsed().as_secs_f64());
+            drop(out);
+        }
+        let (requests, bytes) = server_counts(&server);
+        let n = offsets.len() as f64;
+        report(
+            "zarrs sync",
+            case,
+            median(times),
+            requests as f64 / n,
+            bytes as f64 / n,
+        );
+    }
+
+    // Sync API with the shard indexes kept (`cache_shard_indexes`).
+    let mut cached = RemoteOptions::default();
+    cached.cache_shard_indexes = true;
+    let array = Array::open(Arc::new(RemoteStore::open(&url, &cached).unwrap()), "/").unwrap();
+    for aligned in [true, false] {
+        let offsets = window_offsets(&shape, aligned);
+        let case = if aligned {
+            "window aligned"
+        } else {
+            "window unaligned"
+        };
+        // Warm: every shard's index once.
+        for &(y, x) in &offsets {
+            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+            let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+        }
+        let mut times = vec![];
+        server_counts(&server);
+        for &(y, x) in &offsets {
+            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+            let t = Instant::now();
+            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+            times.push(t.elapsed().as_secs_f64());
+            drop(out);
+        }
+        let (requests, bytes) = server_counts(&server);
+        let n = offsets.len() as f64;
+        report(
+            "zarrs sync, indexes cached",
+            case,
+            median(times),
+            requests as f64 / n,
+            bytes as f64 / n,
+        );
+    }
+
+    // Sync API inside a larger rayon pool: zarrs reads the inner chunks of
+    // a window on rayon's threads, one request each, so the pool's size
+    // (the number of cores by default) bounds the requests in flight.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(16)
+        .build()
+        .unwrap();
+    for (side, options) in [
+        ("zarrs sync, 16-thread pool", RemoteOptions::default()),
+        ("zarrs sync, 16-thread pool, indexes cached", cached.clone()),
+    ] {
+        let array = Array::open(Arc::new(RemoteStore::open(&url, &options).unwrap()), "/").unwrap();
+        pool.install(|| {
+            for aligned in [true, false] {
+                let offsets = window_offsets(&shape, aligned);
+                let case = if aligned {
+                    "window aligned"
+                } else {
+                    "window unaligned"
+                };
+                for &(y, x) in &offsets {
+                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                    let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+                }
+                let mut times = vec![];
+                server_counts(&server);
+                for &(y, x) in &offsets {
+                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                    let t = Instant::now();
+                    let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+                    times.push(t.elapsed().as_secs_f64());
+                    drop(out);
+                }
+                let (requests, bytes) = server_counts(&server);
+                let n = offsets.len() as f64;
+                report(
+                    side,
+                    case,
+                    median(times),
+                    requests as f64 / n,
+                    bytes as f64 / n,
+                );
+            }
+        });
+    }
+
+    // Async API, on a runtime of the bench's own.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = store.async_store();
+        let array = Array::async_open(store, "/").await.unwrap();
+        let _warm: Vec<f64> = array.async_retrieve_array_subset_vec(&all).await.unwrap();
+        server_counts(&server);
+        let mut times = vec![];
+        for _ in 0..reps {
+            let t = Instant::now();
+            let out: Vec<f64> = array.async_retrieve_array_subset_vec(&all).await.unwrap();
+            times.push(t.elapsed().as_secs_f64());
+            drop(out);
+        }
+        let (requests, bytes) = server_counts(&server);
+        report(
+            "zarrs async",
+            "whole",
+            median(times),
+            requests as f64 / per,
+            bytes as f64 / per,
+        );
+        for aligned in [true, false] {
+            let offsets = window_offsets(&shape, aligned);
+            let case = if aligned {
+                "window aligned"
+            } else {
+                "window unaligned"
+            };
+            let mut times = vec![];
+            server_counts(&server);
+            for &(y, x) in &offsets {
+                let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                let t = Instant::now();
+                let out: Vec<f64> = array
+                    .async_retrieve_array_subset_vec(&window)
+                    .await
+                    .unwrap();
+                times.push(t.elapsed().as_secs_f64());
+                drop(out);
+            }
+            let (requests, bytes) = server_counts(&server);
+            let n = offsets.len() as f64;
+            report(
+                "zarrs async",
+                case,
+                median(times),
+                requests as f64 / n,
+                bytes as f64 / n,
+            );
+        }
+    });
+}

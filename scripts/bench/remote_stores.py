@@ -1,0 +1,222 @@
+"""Remote reads: zarr-python's side of `scripts/bench/remote.sh`.
+
+    python remote_stores.py write DIR          # write DIR/sharded.zarr with zarr-python
+    python remote_stores.py bench URL OUT      # time zarr-python reading URL (JSON lines to OUT)
+    python remote_stores.py report IN...       # a markdown table from the JSON lines
+
+The store: 8192 x 4096 float64 (256 MiB decoded), stored as uint16 through
+scale_offset + cast_value, zstd, in shards of 2048 x 2048 with inner chunks
+of 256 x 256 (the layout of a Sentinel-2 L2A band). zarr-python 3.4.2 reads
+it over HTTP with obstore (zarr.storage.ObjectStore) and with fsspec
+(aiohttp), in its default configuration; requests and bytes are the
+server's counts (GET /__stats of scripts/servers/serve_http.py).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import zarr
+from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec, ZstdCodec
+
+SHAPE = (8192, 4096)
+SHARDS = (2048, 2048)
+INNER = (256, 256)
+WINDOW = 256
+N_WINDOWS = 32
+
+
+def chain():
+    return [
+        ScaleOffset(offset=-100, scale=10),
+        CastValue(
+            data_type="uint16",
+            rounding="nearest-even",
+            scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
+        ),
+    ]
+
+
+def values() -> np.ndarray:
+    """Reflectance-like: a smooth field plus noise, quantised to 0.1."""
+    rng = np.random.default_rng(20261125)
+    y, x = np.mgrid[0 : SHAPE[0], 0 : SHAPE[1]].astype(np.float32)
+    field = 2000 + 1500 * np.sin(y / 700) * np.cos(x / 500)
+    q = np.clip(field + rng.normal(0, 40, SHAPE), 1, 65535).astype(np.uint16)
+    out = q.astype(np.float64) / 10 - 100  # exactly what decoding q gives
+    out[rng.random(SHAPE) < 0.01] = np.nan
+    return out
+
+
+def write(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    data = values()
+    arr = zarr.create_array(
+        store=str(root / "sharded.zarr"),
+        shape=SHAPE,
+        dtype="float64",
+        fill_value=np.nan,
+        chunks=SHARDS,
+        serializer=ShardingCodec(
+            chunk_shape=INNER, codecs=[*chain(), BytesCodec(), ZstdCodec(level=3)]
+        ),
+        compressors=None,
+        overwrite=True,
+    )
+    arr[...] = data
+    np.testing.assert_array_equal(arr[...], data)
+    size = sum(
+        p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file()
+    )
+    print(
+        f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}"
+    )
+
+
+def window_offsets(aligned: bool) -> list[tuple[int, int]]:
+    # SplitMix64, as in benches/remote.rs.
+    state = 0x5EED_0000 + (1 if aligned else 2)
+    mask = (1 << 64) - 1
+
+    def nxt() -> int:
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    out = []
+    for _ in range(N_WINDOWS):
+        if aligned:
+            y = (nxt() % (SHAPE[0] // WINDOW)) * WINDOW
+            x = (nxt() % (SHAPE[1] // WINDOW)) * WINDOW
+        else:
+            y = nxt() % (SHAPE[0] - WINDOW + 1)
+            x = nxt() % (SHAPE[1] - WINDOW + 1)
+        out.append((y, x))
+    return out
+
+
+def server_counts(server: str) -> tuple[int, int]:
+    with urllib.request.urlopen(f"{server}/__stats") as r:
+        stats = json.load(r)
+    urllib.request.urlopen(f"{server}/__reset").read()
+    return stats["requests"], stats["bytes"]
+
+
+def open_array(url: str, how: str):
+    if how == "obstore":
+        from obstore.store import HTTPStore
+
+        http = HTTPStore.from_url(url, client_options={"allow_http": True})
+        store = zarr.storage.ObjectStore(http, read_only=True)
+        return zarr.open_array(store, mode="r")
+    return zarr.open_array(url, mode="r")  # fsspec's HTTPFileSystem
+
+
+def bench(url: str, out: Path, reps: int) -> None:
+    server = "/".join(url.split("/")[:3])
+    lines = []
+    reference = None
+    for how in ("obstore", "fsspec"):
+        side = f"zarr-python {how}"
+        arr = open_array(url, how)
+        whole = arr[...]  # warm: connections, pools
+        if reference is None:
+            reference = whole
+        np.testing.assert_array_equal(whole, reference)
+        del whole
+        server_counts(server)
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            data = arr[...]
+            times.append(time.perf_counter() - t)
+            del data
+        requests, nbytes = server_counts(server)
+        lines.append(
+            {
+                "side": side,
+                "case": "whole",
+                "seconds": statistics.median(times),
+                "requests": requests / reps,
+                "bytes": nbytes / reps,
+            }
+        )
+        for aligned in (True, False):
+            offsets = window_offsets(aligned)
+            times = []
+            server_counts(server)
+            for y, x in offsets:
+                t = time.perf_counter()
+                window = arr[y : y + WINDOW, x : x + WINDOW]
+                times.append(time.perf_counter() - t)
+                assert window.shape == (WINDOW, WINDOW)
+            requests, nbytes = server_counts(server)
+            case = "window aligned" if aligned else "window unaligned"
+            lines.append(
+                {
+                    "side": side,
+                    "case": case,
+                    "seconds": statistics.median(times),
+                    "requests": requests / len(offsets),
+                    "bytes": nbytes / len(offsets),
+                }
+            )
+        for line in lines[-3:]:
+            print(json.dumps(line), file=sys.stderr)
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def report(paths: list[Path]) -> None:
+    rows = []
+    for path in paths:
+        rows += [
+            json.loads(line)
+            for line in path.read_text().splitlines()
+            if line.startswith("{")
+        ]
+    best_peer = {}
+    for r in rows:
+        if r["side"].startswith("zarr-python"):
+            best_peer[r["case"]] = min(
+                best_peer.get(r["case"], float("inf")), r["seconds"]
+            )
+    print("| read | reader | time | requests | bytes | vs fastest zarr-python |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for case in ("whole", "window aligned", "window unaligned"):
+        for r in rows:
+            if r["case"] != case:
+                continue
+            t = r["seconds"]
+            shown = f"{t:.3f} s" if t >= 1 else f"{t * 1e3:.1f} ms"
+            ratio = best_peer[case] / t
+            print(
+                f"| {case} | {r['side']} | {shown} | {r['requests']:.1f} | "
+                f"{r['bytes'] / 2**20:.2f} MiB | {ratio:.2f}x |"
+            )
+
+
+def main() -> None:
+    cmd = sys.argv[1]
+    if cmd == "write":
+        write(Path(sys.argv[2]))
+    elif cmd == "bench":
+        import os
+
+        bench(sys.argv[2], Path(sys.argv[3]), int(os.environ.get("BENCH_REPS", "5")))
+    elif cmd == "report":
+        report([Path(p) for p in sys.argv[2:]])
+    else:
+        raise SystemExit(f"unknown command {cmd!r}: use write, bench or report")
+
+
+if __name__ == "__main__":
+    main()

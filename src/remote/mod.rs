@@ -1,0 +1,267 @@
+//! Zarr stores at `http(s)://` and `s3://` URLs, through object_store
+//! (feature `remote`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use zarrs_extension_codecs::ArrayReadExt;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! zarrs_extension_codecs::register_overrides();
+//! let store = Arc::new(zarrs_extension_codecs::remote::open_url("s3://bucket/product.zarr")?);
+//! let array = zarrs::array::Array::open(store.clone(), "/measurements/reflectance")?;
+//! let window = zarrs::array::ArraySubset::new_with_ranges(&[0..256, 1024..1280]);
+//! let values: Vec<f64> = array.retrieve_array_subset_vec(&window)?;
+//! println!("{} values from {} requests", values.len(), store.fetched().requests);
+//! # Ok(()) }
+//! ```
+//!
+//! object_store's HTTP store and S3 store read several ranges of one object
+//! as separate requests, neighbouring ranges coalesced (so any server that
+//! answers single-range requests works; none has to answer multi-range
+//! requests, in whatever format), with retries and timeouts.
+//!
+//! [`RemoteStore`] serves zarrs' sync API: zarrs' async-to-sync adapter
+//! over [`AsyncRemoteStore`], blocking on a small tokio runtime of the
+//! store's own. [`AsyncRemoteStore`] serves zarrs' async API on the
+//! caller's tokio runtime.
+//!
+//! `s3://bucket/prefix` takes its settings from the usual AWS environment
+//! variables (`AWS_ENDPOINT_URL`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
+//! `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, ...,
+//! as object_store's `AmazonS3Builder::from_env` reads them). With no
+//! credentials in the environment, requests are sent unsigned, which is
+//! what a public bucket needs; set `AWS_SKIP_SIGNATURE=false` (or
+//! [`RemoteOptions::anonymous`]) to use credentials from elsewhere, such as
+//! an instance profile.
+
+mod build;
+mod counting;
+mod error;
+mod reader;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use zarrs::storage::byte_range::ByteRangeIterator;
+use zarrs::storage::storage_adapter::async_to_sync::{
+    AsyncToSyncBlockOn, AsyncToSyncStorageAdapter,
+};
+use zarrs::storage::{
+    ListableStorageTraits, MaybeBytes, MaybeBytesIterator, ReadableStorageTraits, StorageError,
+    StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
+};
+
+pub use error::{RemoteError, error_chain};
+pub use reader::AsyncRemoteStore;
+
+/// How a remote store connects and retries.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RemoteOptions {
+    /// Retries of a failed request (connection errors, dropped connections,
+    /// 5xx answers, timeouts), with exponential backoff. Default 3.
+    pub max_retries: usize,
+    /// No retry starts later than this after the first attempt. Default 30 s.
+    pub retry_timeout: Duration,
+    /// Time allowed for one request, body included. Default 60 s.
+    pub timeout: Duration,
+    /// Time allowed for connecting. Default 5 s.
+    pub connect_timeout: Duration,
+    /// `s3://` only: send requests unsigned (`Some(true)`), signed
+    /// (`Some(false)`), or decide from the environment (`None`, the
+    /// default: unsigned when no credentials are set and
+    /// `AWS_SKIP_SIGNATURE` is not either).
+    pub anonymous: Option<bool>,
+    /// `s3://` only: object_store S3 settings by name (`aws_endpoint_url`,
+    /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
+    /// applied over those from the environment. Empty by default.
+    pub s3_config: Vec<(String, String)>,
+    /// Keep the shard indexes read (the last bytes of a shard, up to
+    /// 64 MiB in all), so that the next window of the same shard costs one
+    /// request instead of two. Only for stores that do not change while
+    /// they are open: a shard rewritten meanwhile would be read with its old
+    /// index. Off by default.
+    pub cache_shard_indexes: bool,
+}
+
+impl RemoteOptions {
+    /// These options with the S3 setting `name` (as object_store spells
+    /// it, e.g. `aws_endpoint_url`) set to `value`.
+    #[must_use]
+    pub fn with_s3_config(mut self, name: &str, value: &str) -> Self {
+        self.s3_config.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            retry_timeout: Duration::from_secs(30),
+            timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(5),
+            anonymous: None,
+            s3_config: Vec::new(),
+            cache_shard_indexes: false,
+        }
+    }
+}
+
+/// What a store has fetched: requests sent (`GET`, `HEAD`, listings) and
+/// body bytes received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fetched {
+    /// Requests sent.
+    pub requests: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+}
+
+/// Open the store at `url` for zarrs' sync API, with default
+/// [`RemoteOptions`]: `http://` / `https://` (the URL of the store's root,
+/// where its `zarr.json` is) or `s3://bucket[/prefix]`.
+///
+/// # Errors
+/// [`RemoteError`] if the URL is not one of those, object_store refuses
+/// its configuration, or the runtime cannot start. Nothing is fetched yet,
+/// so a wrong host or a missing store shows at the first read.
+pub fn open_url(url: &str) -> Result<RemoteStore, RemoteError> {
+    RemoteStore::open(url, &RemoteOptions::default())
+}
+
+/// Runs the adapter's futures on the store's runtime.
+struct TokioBlockOn(tokio::runtime::Runtime);
+
+impl AsyncToSyncBlockOn for TokioBlockOn {
+    fn block_on<F: core::future::Future>(&self, future: F) -> F::Output {
+        self.0.block_on(future)
+    }
+}
+
+/// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
+/// sync API (`Array::open`, `retrieve_array_subset`, [`ArrayReadExt`](crate::ArrayReadExt)).
+///
+/// zarrs' `AsyncToSyncStorageAdapter` over an [`AsyncRemoteStore`], on a
+/// tokio runtime of its own (two worker threads for I/O; each read runs on
+/// the thread that asks for it, so zarrs' threads read in parallel). Its
+/// methods return an error, rather than block or panic, when called from
+/// inside an async runtime: use [`async_store`](Self::async_store) and
+/// zarrs' async API there.
+pub struct RemoteStore {
+    store: Arc<AsyncRemoteStore>,
+    adapter: AsyncToSyncStorageAdapter<AsyncRemoteStore, TokioBlockOn>,
+}
+
+impl std::fmt::Debug for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStore")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteStore {
+    /// Open the store at `url` (see [`open_url`]) with `options`.
+    ///
+    /// # Errors
+    /// As [`open_url`].
+    pub fn open(url: &str, options: &RemoteOptions) -> Result<Self, RemoteError> {
+        let store = Arc::new(AsyncRemoteStore::open(url, options)?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("zarrs-remote")
+            .enable_all()
+            .build()
+            .map_err(|source| RemoteError::Runtime {
+                url: url.to_string(),
+                source,
+            })?;
+        Ok(Self {
+            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(runtime)),
+            store,
+        })
+    }
+
+    /// The URL of the store (no trailing slash).
+    #[must_use]
+    pub fn url(&self) -> &str {
+        self.store.url()
+    }
+
+    /// Requests sent and body bytes received since the store was opened or
+    /// [`reset_fetched`](Self::reset_fetched) was last called.
+    #[must_use]
+    pub fn fetched(&self) -> Fetched {
+        self.store.fetched()
+    }
+
+    /// Start counting [`fetched`](Self::fetched) from zero.
+    pub fn reset_fetched(&self) {
+        self.store.reset_fetched();
+    }
+
+    /// The same store for zarrs' async API (sharing the counts).
+    #[must_use]
+    pub fn async_store(&self) -> Arc<AsyncRemoteStore> {
+        self.store.clone()
+    }
+
+    /// An error instead of tokio's panic when blocking inside a runtime.
+    fn not_in_async(&self) -> Result<(), StorageError> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(StorageError::Other(format!(
+                "{}: a sync read from inside an async runtime would block it: use RemoteStore::async_store() with zarrs' async API",
+                self.url()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ReadableStorageTraits for RemoteStore {
+    fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        self.not_in_async()?;
+        self.adapter.get(key)
+    }
+
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<MaybeBytesIterator<'a>, StorageError> {
+        self.not_in_async()?;
+        self.adapter.get_partial_many(key, byte_ranges)
+    }
+
+    fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        self.not_in_async()?;
+        self.adapter.size_key(key)
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        true
+    }
+}
+
+impl ListableStorageTraits for RemoteStore {
+    fn list(&self) -> Result<StoreKeys, StorageError> {
+        self.not_in_async()?;
+        self.adapter.list()
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
+        self.not_in_async()?;
+        self.adapter.list_prefix(prefix)
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
+        self.not_in_async()?;
+        self.adapter.list_dir(prefix)
+    }
+
+    fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
+        self.not_in_async()?;
+        self.adapter.size_prefix(prefix)
+    }
+}

@@ -1,0 +1,298 @@
+//! [`AsyncRemoteStore`]: zarrs' async storage traits over an object_store
+//! HTTP or S3 store.
+//!
+//! Listing goes through `zarrs_object_store`. Reads are this crate's own,
+//! for two reasons: `zarrs_object_store` 0.7 sends a `HEAD` before every
+//! partial read (and zarrs' async-to-sync adapter turns a whole-object read
+//! into a partial one), doubling the requests of a window; and it reports a
+//! failed read by object_store's top-level message alone, without the key
+//! or the causes (connection refused, reset, ...). Here a whole object is
+//! one `GET`, a suffix (a shard index at the end) one ranged `GET`, bounded
+//! ranges go to object_store's `get_ranges` (coalesced, separate requests,
+//! no `multipart/byteranges`), and every range returned is checked to be as
+//! long as asked for.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
+use zarrs::storage::{
+    AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, Bytes,
+    MaybeBytes, StorageError, StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
+};
+use zarrs_object_store::AsyncObjectStore;
+
+use super::counting::Counters;
+use super::error::error_chain;
+use super::{Fetched, RemoteError, RemoteOptions};
+
+/// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
+/// async API (`Array::async_open`, `async_retrieve_array_subset`, ...).
+///
+/// Errors name the URL of the key and carry the causes; a missing object
+/// reads as absent (so a missing chunk is the fill value, as in every Zarr
+/// implementation). [`RemoteStore`](super::RemoteStore) is the same store
+/// for zarrs' sync API.
+pub struct AsyncRemoteStore {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
+    counters: Arc<Counters>,
+    /// Suffix reads (shard indexes at the end of their shard) kept, when
+    /// [`RemoteOptions::cache_shard_indexes`] is on.
+    suffixes: Option<Mutex<SuffixCache>>,
+}
+
+/// The last bytes of objects, by key and length, up to a total size.
+#[derive(Default)]
+struct SuffixCache {
+    entries: HashMap<(String, u64), Bytes>,
+    bytes: usize,
+}
+
+impl SuffixCache {
+    /// Cached bytes kept at most; past it the cache starts again empty.
+    const LIMIT: usize = 64 << 20;
+
+    fn insert(&mut self, key: &StoreKey, len: u64, bytes: &Bytes) {
+        if self.bytes + bytes.len() > Self::LIMIT {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes.len();
+        self.entries
+            .insert((key.as_str().to_string(), len), bytes.clone());
+    }
+}
+
+impl std::fmt::Debug for AsyncRemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncRemoteStore")
+            .field("url", &self.url)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsyncRemoteStore {
+    /// Open the store at `url` (`http://`, `https://` or
+    /// `s3://bucket[/prefix]`); see [`open_url`](super::open_url) for where
+    /// S3 settings come from. Sends no request.
+    ///
+    /// # Errors
+    /// [`RemoteError`] if the URL is not one of those, or object_store
+    /// refuses its configuration.
+    pub fn open(url: &str, options: &RemoteOptions) -> Result<Self, RemoteError> {
+        let counters = Arc::new(Counters::default());
+        let store = super::build::object_store(url, options, counters.clone())?;
+        Ok(Self {
+            url: url.trim_end_matches('/').to_string(),
+            listing: AsyncObjectStore::new(store.clone()),
+            store,
+            counters,
+            suffixes: options
+                .cache_shard_indexes
+                .then(|| Mutex::new(SuffixCache::default())),
+        })
+    }
+
+    /// The URL of the store (no trailing slash).
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Requests sent and body bytes received since the store was opened or
+    /// [`reset_fetched`](Self::reset_fetched) was last called.
+    #[must_use]
+    pub fn fetched(&self) -> Fetched {
+        Fetched {
+            requests: self.counters.requests(),
+            bytes: self.counters.bytes(),
+        }
+    }
+
+    /// Start counting [`fetched`](Self::fetched) from zero.
+    pub fn reset_fetched(&self) {
+        self.counters.reset();
+    }
+
+    /// A read error of `key`: its URL, then object_store's error and causes.
+    fn error(&self, key: &StoreKey, error: &object_store::Error) -> StorageError {
+        StorageError::Other(format!("{}/{key}: {}", self.url, error_chain(error)))
+    }
+
+    /// `bytes` if it holds the `expected` bytes asked for at `what`.
+    fn checked(
+        &self,
+        key: &StoreKey,
+        what: &str,
+        expected: u64,
+        bytes: Bytes,
+    ) -> Result<Bytes, StorageError> {
+        if bytes.len() as u64 == expected {
+            Ok(bytes)
+        } else {
+            Err(StorageError::Other(format!(
+                "{}/{key}: asked for {expected} bytes ({what}), got {}: the object is shorter than the store's metadata says (truncated?)",
+                self.url,
+                bytes.len()
+            )))
+        }
+    }
+
+    async fn get_range(&self, path: &Path, range: GetRange) -> object_store::Result<Bytes> {
+        let options = GetOptions::new().with_range(Some(range));
+        self.store.get_opts(path, options).await?.bytes().await
+    }
+}
+
+/// A range zarrs asks for, as object_store asks for it.
+enum Request {
+    /// Nothing to fetch.
+    Empty,
+    /// Bounded: fetched with the others through `get_ranges`.
+    Bounded(Range<u64>),
+    /// A suffix or an open end: a request of its own.
+    Open(GetRange),
+}
+
+fn request(range: ByteRange) -> Request {
+    match range {
+        ByteRange::FromStart(_, Some(0)) | ByteRange::Suffix(0) => Request::Empty,
+        ByteRange::FromStart(start, Some(len)) => Request::Bounded(start..start + len),
+        ByteRange::FromStart(start, None) => Request::Open(GetRange::Offset(start)),
+        ByteRange::Suffix(len) => Request::Open(GetRange::Suffix(len)),
+    }
+}
+
+#[async_trait::async_trait]
+impl AsyncReadableStorageTraits for AsyncRemoteStore {
+    async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        let path = Path::from(key.as_str());
+        let result = match self.store.get(&path).await {
+            Ok(result) => result.bytes().await,
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(error) => Err(self.error(key, &error)),
+        }
+    }
+
+    async fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<AsyncMaybeBytesIterator<'a>, StorageError> {
+        let ranges: Vec<ByteRange> = byte_ranges.collect();
+        // A whole object (zarrs' sync `get` asks for it this way): one GET.
+        if let [ByteRange::FromStart(0, None)] = ranges.as_slice() {
+            let bytes = self.get(key).await?;
+            return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
+        }
+        // A shard index at the end of its shard, read before.
+        if let ([ByteRange::Suffix(len)], Some(cache)) = (ranges.as_slice(), &self.suffixes) {
+            let cached = cache
+                .lock()
+                .ok()
+                .and_then(|c| c.entries.get(&(key.as_str().to_string(), *len)).cloned());
+            if let Some(bytes) = cached {
+                return Ok(Some(futures::stream::iter([Ok(bytes)]).boxed()));
+            }
+        }
+        let path = Path::from(key.as_str());
+        let requests: Vec<Request> = ranges.iter().copied().map(request).collect();
+        let bounded: Vec<Range<u64>> = requests
+            .iter()
+            .filter_map(|r| match r {
+                Request::Bounded(range) => Some(range.clone()),
+                _ => None,
+            })
+            .collect();
+        let bounded_fetch = async {
+            if bounded.is_empty() {
+                Ok(Vec::new())
+            } else {
+                self.store.get_ranges(&path, &bounded).await
+            }
+        };
+        let open_fetch = futures::future::try_join_all(requests.iter().filter_map(|r| match r {
+            Request::Open(range) => Some(self.get_range(&path, range.clone())),
+            _ => None,
+        }));
+        let (bounded_bytes, open_bytes) = match futures::join!(bounded_fetch, open_fetch) {
+            (Ok(bounded), Ok(open)) => (bounded, open),
+            (Err(object_store::Error::NotFound { .. }), _)
+            | (_, Err(object_store::Error::NotFound { .. })) => return Ok(None),
+            (Err(error), _) | (_, Err(error)) => return Err(self.error(key, &error)),
+        };
+        let (mut bounded_bytes, mut open_bytes) =
+            (bounded_bytes.into_iter(), open_bytes.into_iter());
+        let mut out = Vec::with_capacity(ranges.len());
+        for request in requests {
+            let missing = || {
+                StorageError::Other(format!(
+                    "{}/{key}: object_store returned fewer ranges than asked for",
+                    self.url
+                ))
+            };
+            out.push(match request {
+                Request::Empty => Ok(Bytes::new()),
+                Request::Bounded(r) => {
+                    let bytes = bounded_bytes.next().ok_or_else(missing)?;
+                    let what = format!("bytes {}..{}", r.start, r.end);
+                    self.checked(key, &what, r.end - r.start, bytes)
+                }
+                Request::Open(GetRange::Suffix(len)) => {
+                    let bytes = open_bytes.next().ok_or_else(missing)?;
+                    let bytes = self.checked(key, &format!("the last {len} bytes"), len, bytes);
+                    if let (Ok(bytes), Some(cache)) = (&bytes, &self.suffixes)
+                        && let Ok(mut cache) = cache.lock()
+                    {
+                        cache.insert(key, len, bytes);
+                    }
+                    bytes
+                }
+                Request::Open(_) => open_bytes.next().ok_or_else(missing),
+            });
+        }
+        Ok(Some(futures::stream::iter(out).boxed()))
+    }
+
+    async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        match self.store.head(&Path::from(key.as_str())).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(error) => Err(self.error(key, &error)),
+        }
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        true
+    }
+}
+
+#[async_trait::async_trait]
+impl AsyncListableStorageTraits for AsyncRemoteStore {
+    async fn list(&self) -> Result<StoreKeys, StorageError> {
+        self.listing.list().await
+    }
+
+    async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
+        self.listing.list_prefix(prefix).await
+    }
+
+    async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
+        self.listing.list_dir(prefix).await
+    }
+
+    async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
+        self.listing.size_prefix(prefix).await
+    }
+}

@@ -1,0 +1,82 @@
+//! Real servers for the remote-store tests, started from the repository's
+//! `.venv` (made by `bash scripts/python/setup_venv.sh`, which the test
+//! command runs first): Starlette's `StaticFiles` under uvicorn
+//! (`scripts/servers/serve_http.py`) and moto's S3 server mode
+//! (`scripts/servers/serve_s3.py`). Each binds a free port of 127.0.0.1,
+//! prints it once it listens, and is killed when dropped; it also exits
+//! when its stdin closes, that is with the test process, so a server kept
+//! in a `static` for all the tests of a file ends with them.
+#![allow(dead_code)] // each user needs a part
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A server process; dropping it kills it.
+pub struct PythonServer {
+    child: Child,
+    port: u16,
+}
+
+impl PythonServer {
+    /// Run `scripts/servers/SCRIPT` with `args` and wait for its port.
+    fn start(script: &str, args: &[String]) -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let python = root.join(".venv/bin/python");
+        assert!(
+            python.exists(),
+            "{} is missing: run `bash scripts/python/setup_venv.sh` (the README's test command does)",
+            python.display()
+        );
+        let mut child = Command::new(&python)
+            .arg(root.join("scripts/servers").join(script))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {script}: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("{script} did not print its port (got {line:?}); see its stderr above")
+        });
+        Self { child, port }
+    }
+
+    /// Starlette's `StaticFiles` serving `root`, each response delayed by
+    /// `latency_ms`.
+    pub fn http(root: &Path, latency_ms: u32) -> Self {
+        let args = vec![
+            root.to_str().unwrap().to_string(),
+            "--latency-ms".to_string(),
+            latency_ms.to_string(),
+        ];
+        Self::start("serve_http.py", &args)
+    }
+
+    /// moto's S3 server with `bucket` holding the Zarr stores under `root`.
+    pub fn s3(bucket: &str, root: &Path) -> Self {
+        Self::start("serve_s3.py", &[format!("{bucket}={}", root.display())])
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `fixtures/` in the repository.
+pub fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}

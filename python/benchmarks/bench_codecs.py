@@ -1,0 +1,774 @@
+"""zarr-python's scale_offset / cast_value classes and zarrs_extension_codecs', side by side.
+
+A benchmark, not a test: it prints a markdown report (and writes it with ``--markdown``) with
+medians of several warm runs, each into fresh output, and the ratio ours / zarr's from the same
+run. Sections:
+
+* codecs: each codec's ``_encode_sync`` / ``_decode_sync`` on one 32 MiB chunk (2048 x 2048
+  float64 decoded), on all cores and pinned to one core;
+* whole read: ``arr[...]`` of a 256 MiB (decoded float64) scale_offset + cast_value(uint16)
+  store on local disk, warm page cache, BatchedCodecPipeline (zarr's default) and
+  FusedCodecPipeline (``codec_pipeline.path``), on one core and on all;
+* scaling: the same store read one chunk per call (as dask tasks do) by 1 and 2 (and all)
+  threads, by dask's threaded scheduler with 1 and 2 (and all) workers, and by a dask.distributed
+  LocalCluster with 1 and 2 (and all) single-threaded worker processes;
+* GIL probe: a pure-Python thread counts loop iterations while another thread decodes chunks;
+  its rate, CPU share and longest stall tell whether the decode holds the GIL.
+
+The codec configuration is EOPF Sentinel-2 reflectance: scale 10000, offset -0.1, cast to uint16
+rounding half to even, clamping, NaN <-> 0 in the scalar map; 2 % of the values are NaN.
+
+Run from the repository root after building the package into the venv::
+
+    .venv/bin/pip install ./python
+    .venv/bin/python python/benchmarks/bench_codecs.py --markdown /tmp/bench.md
+
+``--quick`` runs small sizes and few repeats to check the script works (numbers meaningless);
+``--ours MODULE`` names the module with the ``ScaleOffset`` / ``CastValue`` classes to compare
+against zarr's (default ``zarrs_extension_codecs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.metadata
+import logging
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import zarr
+from zarr.codecs import CastValue, ScaleOffset
+from zarr.core.array_spec import ArrayConfig, ArraySpec
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.dtype import Float64
+from zarr.registry import fully_qualified_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+SCALE = 10000
+OFFSET = -0.1
+CAST = {
+    "data_type": "uint16",
+    "rounding": "nearest-even",
+    "out_of_range": "clamp",
+    "scalar_map": {"encode": [("NaN", 0)], "decode": [(0, "NaN")]},
+}
+BATCHED = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+FUSED = "zarr.core.codec_pipeline.FusedCodecPipeline"
+PIPELINES = {"BatchedCodecPipeline (default)": BATCHED, "FusedCodecPipeline": FUSED}
+MIB = 1 << 20
+ALL_CPUS = sorted(os.sched_getaffinity(0))
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One implementation of the two codecs: its classes and the zarr config selecting them."""
+
+    label: str
+    scale_offset: type[ScaleOffset]
+    cast_value: type[CastValue]
+
+    @property
+    def config(self) -> dict[str, str]:
+        return {
+            "codecs.scale_offset": fully_qualified_name(self.scale_offset),
+            "codecs.cast_value": fully_qualified_name(self.cast_value),
+        }
+
+    def codecs(self) -> tuple[ScaleOffset, CastValue]:
+        return self.scale_offset(offset=OFFSET, scale=SCALE), self.cast_value(**CAST)
+
+
+@dataclass
+class Sizes:
+    chunk_shape: tuple[int, int]
+    store_shape: tuple[int, int]
+    store_chunks: tuple[int, int]
+    repeats: int
+    probe_seconds: float
+
+
+FULL = Sizes((2048, 2048), (8192, 4096), (1024, 1024), repeats=9, probe_seconds=2.0)
+QUICK = Sizes((256, 256), (1024, 512), (256, 256), repeats=3, probe_seconds=0.3)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def set_cores(n: int) -> None:
+    """Restrict every thread of this process (and threads started later) to the first n CPUs.
+
+    os.sched_setaffinity(0, ...) would set only the calling thread; zarr's event-loop thread and
+    any thread pool already started must be moved too.
+    """
+    cpus = set(ALL_CPUS[:n])
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(tid), cpus)
+
+
+@contextlib.contextmanager
+def cores(n: int) -> Iterator[None]:
+    set_cores(n)
+    try:
+        yield
+    finally:
+        set_cores(len(ALL_CPUS))
+
+
+def median_time(fn: Callable[[], object], repeats: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def identical(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def reflectance(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-0.05, 1.0, size=shape)
+    values[rng.random(shape) < 0.02] = np.nan
+    return values
+
+
+def spec(shape: tuple[int, ...]) -> ArraySpec:
+    """The chunk spec the pipeline hands both codecs: the decoded (float64) side."""
+    return ArraySpec(
+        shape=shape,
+        dtype=Float64(),
+        fill_value=np.nan,
+        config=ArrayConfig(order="C", write_empty_chunks=False),
+        prototype=default_buffer_prototype(),
+    )
+
+
+def nd(array: np.ndarray) -> Any:
+    return default_buffer_prototype().nd_buffer.from_numpy_array(array)
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f}"
+
+
+def fmt_rate(nbytes: int, seconds: float) -> str:
+    return f"{nbytes / seconds / 1e9:.2f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+class Report:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.goals: list[list[str]] = []
+
+    def add(self, text: str) -> None:
+        print(text + "\n", flush=True)
+        self.parts.append(text)
+
+    def goal(self, name: str, target: str, measured: str, met: bool) -> None:
+        self.goals.append([name, target, measured, "met" if met else "**missed**"])
+
+    def text(self) -> str:
+        return "\n\n".join(self.parts) + "\n"
+
+
+# --- sections ----------------------------------------------------------------------------------
+
+
+def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None:
+    shape = sizes.chunk_shape
+    decoded = reflectance(shape)
+    with np.errstate(invalid="ignore"):
+        scaled = (
+            decoded - OFFSET
+        ) * SCALE  # what scale_offset hands cast_value on encode
+        codes = np.where(
+            np.isnan(scaled), 0, np.clip(np.rint(scaled), 0, 65535)
+        ).astype(np.uint16)
+    codes_f64 = np.where(codes == 0, np.nan, codes.astype(np.float64))
+    chunk_spec = spec(shape)
+    nbytes = decoded.nbytes
+
+    def ops(impl: Impl) -> dict[str, Callable[[], Any]]:
+        so, cv = impl.codecs()
+        return {
+            "cast_value encode f64 -> u16": lambda: cv._encode_sync(
+                nd(scaled), chunk_spec
+            ),
+            "cast_value decode u16 -> f64": lambda: cv._decode_sync(
+                nd(codes), chunk_spec
+            ),
+            "scale_offset decode f64": lambda: so._decode_sync(
+                nd(codes_f64), chunk_spec
+            ),
+            "scale_offset encode f64": lambda: so._encode_sync(nd(decoded), chunk_spec),
+        }
+
+    zarr_ops, our_ops = ops(impls[0]), ops(impls[1])
+    rows = []
+    ratios = {}
+    for name in zarr_ops:
+        same = identical(
+            zarr_ops[name]().as_numpy_array(), our_ops[name]().as_numpy_array()
+        )  # outputs compared once, bit for bit
+        t = {}
+        for n in (len(ALL_CPUS), 1):
+            with cores(n):
+                for label, op in (("zarr", zarr_ops[name]), ("ours", our_ops[name])):
+                    t[label, n] = median_time(op, sizes.repeats, warmup=2)
+        all_n = len(ALL_CPUS)
+        ratios[name] = (
+            t["zarr", all_n] / t["ours", all_n],
+            t["zarr", 1] / t["ours", 1],
+        )
+        rows.append(
+            [
+                name,
+                f"{fmt_ms(t['zarr', all_n])} ({fmt_rate(nbytes, t['zarr', all_n])})",
+                f"{fmt_ms(t['ours', all_n])} ({fmt_rate(nbytes, t['ours', all_n])})",
+                f"**{ratios[name][0]:.2f}x**",
+                f"{fmt_ms(t['zarr', 1])} / {fmt_ms(t['ours', 1])}",
+                f"{ratios[name][1]:.2f}x",
+                "yes" if same else "**NO**",
+            ]
+        )
+    report.add(
+        f"#### Per codec, one {decoded.nbytes // MIB} MiB chunk ({shape[0]} x {shape[1]} float64)\n\n"
+        "`_encode_sync` / `_decode_sync` called directly, fresh output each call; ms median "
+        f"of {sizes.repeats} (GB/s of float64 data). Ratio = zarr's time / ours.\n\n"
+        + table(
+            [
+                "operation",
+                f"zarr's, {len(ALL_CPUS)} cores: ms (GB/s)",
+                f"ours, {len(ALL_CPUS)} cores: ms (GB/s)",
+                "ratio",
+                "1 core: zarr's / ours ms",
+                "ratio, 1 core",
+                "bit-identical",
+            ],
+            rows,
+        )
+    )
+    goal_targets = {
+        "cast_value encode f64 -> u16": 3.0,
+        "cast_value decode u16 -> f64": 1.0,
+        "scale_offset decode f64": 1.5,
+        "scale_offset encode f64": 1.5,
+    }
+    for name, target in goal_targets.items():
+        r_all, r_one = ratios[name]
+        report.goal(
+            name,
+            f">= {target:g}x zarr's",
+            f"{r_all:.2f}x ({r_one:.2f}x on 1 core)",
+            r_all >= target,
+        )
+
+
+def write_store(path: Path, sizes: Sizes) -> None:
+    """The 256 MiB store, written by zarr-python with zarr's own classes, no compressor."""
+    with zarr.config.set(
+        {
+            "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset",
+            "codecs.cast_value": "zarr.codecs.cast_value.CastValue",
+        }
+    ):
+        arr = zarr.create_array(
+            path,
+            shape=sizes.store_shape,
+            chunks=sizes.store_chunks,
+            dtype="float64",
+            fill_value=np.nan,
+            filters=[ScaleOffset(offset=OFFSET, scale=SCALE), CastValue(**CAST)],
+            compressors=None,
+            overwrite=True,
+        )
+        rows = sizes.store_chunks[0]
+        for start in range(0, sizes.store_shape[0], rows):
+            arr[start : start + rows] = reflectance(
+                (rows, sizes.store_shape[1]), seed=start
+            )
+
+
+def open_array(path: Path, impl: Impl, pipeline: str = BATCHED) -> zarr.Array:
+    with zarr.config.set({**impl.config, "codec_pipeline.path": pipeline}):
+        arr = zarr.open_array(path, mode="r")
+    classes = {type(c) for c in arr.metadata.codecs}
+    assert {impl.scale_offset, impl.cast_value} <= classes, classes
+    return arr
+
+
+def chunk_slices(arr: zarr.Array) -> list[tuple[slice, ...]]:
+    (rows, cols), (crow, ccol) = arr.shape, arr.chunks
+    return [
+        (slice(r, r + crow), slice(c, c + ccol))
+        for r in range(0, rows, crow)
+        for c in range(0, cols, ccol)
+    ]
+
+
+def bench_whole_read(
+    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
+) -> None:
+    rows = []
+    nbytes = int(np.prod(sizes.store_shape)) * 8
+    for pipe_label, pipeline in PIPELINES.items():
+        arrays = [open_array(path, impl, pipeline) for impl in impls]
+        same = identical(arrays[0][...], arrays[1][...])
+        for n in sorted({1, len(ALL_CPUS)}):
+            with cores(n):
+                t = [median_time(lambda a=a: a[...], sizes.repeats) for a in arrays]
+            ratio = t[0] / t[1]
+            rows.append(
+                [
+                    pipe_label,
+                    f"{n}",
+                    f"{fmt_ms(t[0])} ({fmt_rate(nbytes, t[0])})",
+                    f"{fmt_ms(t[1])} ({fmt_rate(nbytes, t[1])})",
+                    f"**{ratio:.2f}x**",
+                    "yes" if same else "**NO**",
+                ]
+            )
+            if pipeline == BATCHED:
+                if n == len(ALL_CPUS):
+                    default_ratio = ratio
+                else:
+                    one_core_ratio = ratio
+    report.add(
+        f"#### Whole read, {nbytes // MIB} MiB store\n\n"
+        f"`arr[...]` of a {sizes.store_shape[0]} x {sizes.store_shape[1]} float64 array in "
+        f"{sizes.store_chunks[0]} x {sizes.store_chunks[1]} chunks (scale_offset, cast_value "
+        "uint16, bytes; no compressor) on local disk, page cache warm; one calling thread; "
+        f"ms median of {sizes.repeats} (GB/s decoded).\n\n"
+        + table(
+            [
+                "pipeline",
+                "cores",
+                "zarr's: ms (GB/s)",
+                "ours: ms (GB/s)",
+                "ratio",
+                "bit-identical",
+            ],
+            rows,
+        )
+    )
+    report.goal(
+        "whole read, one worker (default pipeline)",
+        ">= 1.5x zarr's",
+        f"{default_ratio:.2f}x ({one_core_ratio:.2f}x on 1 core)",
+        default_ratio >= 1.5,
+    )
+
+
+def read_chunks_threads(
+    arr: zarr.Array, slices: list[tuple[slice, ...]], n: int
+) -> None:
+    with ThreadPoolExecutor(n) as pool:
+        for _ in pool.map(arr.__getitem__, slices):
+            pass
+
+
+def bench_scaling(
+    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
+) -> None:
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    counts = sorted({1, 2, len(ALL_CPUS)})
+    rows: list[list[str]] = []
+    speedups: dict[tuple[str, str, int, int], float] = {}
+
+    def add_rows(
+        way: str, times: dict[tuple[int, int], list[float]], base: tuple[int, int]
+    ) -> None:
+        for (workers, ncores), t in times.items():
+            s = [times[base][i] / t[i] for i in range(2)]
+            label = f"{workers} ({ncores} core{'s' if ncores > 1 else ''})"
+            rows.append(
+                [
+                    way,
+                    label,
+                    fmt_ms(t[0]),
+                    f"{s[0]:.2f}x",
+                    fmt_ms(t[1]),
+                    f"{s[1]:.2f}x",
+                    f"**{t[0] / t[1]:.2f}x**",
+                ]
+            )
+            for i, who in enumerate(("zarr", "ours")):
+                speedups[way, who, workers, ncores] = s[i]
+
+    for pipe_label, pipeline in PIPELINES.items():
+        arrays = [open_array(path, impl, pipeline) for impl in impls]
+        slices = chunk_slices(arrays[0])
+        times: dict[tuple[int, int], list[float]] = {}
+        for workers, ncores in [(1, 1), *[(c, len(ALL_CPUS)) for c in counts]]:
+            with cores(ncores):
+                times[workers, ncores] = [
+                    median_time(
+                        lambda a=a, s=slices, w=workers: read_chunks_threads(a, s, w),
+                        sizes.repeats,
+                    )
+                    for a in arrays
+                ]
+        add_rows(f"threads, one chunk per call, {pipe_label}", times, (1, 1))
+
+        xs = [da.from_zarr(a) for a in arrays]
+        times = {}
+        for workers, ncores in [(1, 1), *[(c, len(ALL_CPUS)) for c in counts]]:
+            with cores(ncores):
+                times[workers, ncores] = [
+                    median_time(
+                        lambda x=x, w=workers: x.sum().compute(
+                            scheduler="threads", num_workers=w
+                        ),
+                        sizes.repeats,
+                    )
+                    for x in xs
+                ]
+        add_rows(
+            f"dask threaded scheduler, `from_zarr(...).sum()`, {pipe_label}",
+            times,
+            (1, 1),
+        )
+
+    xs = [da.from_zarr(open_array(path, impl)) for impl in impls]
+    times = {}
+    for workers in counts:
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            times[workers, len(ALL_CPUS)] = [
+                median_time(
+                    lambda x=x: client.compute(x.sum()).result(), sizes.repeats, 2
+                )
+                for x in xs
+            ]
+    add_rows(
+        "dask.distributed LocalCluster, worker processes x 1 thread, `sum()`, default pipeline",
+        times,
+        (1, len(ALL_CPUS)),
+    )
+    report.add(
+        "#### Scaling: threads and dask workers\n\n"
+        "The same store, every chunk read once. Workers = threads, dask workers or worker "
+        "processes; cores = CPUs this process may use (the one-core rows pin every thread of "
+        "the process to one CPU; worker processes are not pinned). Speed-up against the "
+        f"implementation's own first row; ratio = zarr's time / ours; ms median of {sizes.repeats}."
+        "\n\n"
+        + table(
+            [
+                "how",
+                "workers (cores)",
+                "zarr's ms",
+                "zarr's speed-up",
+                "ours ms",
+                "ours speed-up",
+                "ratio",
+            ],
+            rows,
+        )
+    )
+    two = len(ALL_CPUS)
+    threads_way = f"threads, one chunk per call, {next(iter(PIPELINES))}"
+    dask_way = (
+        f"dask threaded scheduler, `from_zarr(...).sum()`, {next(iter(PIPELINES))}"
+    )
+    for way in (threads_way, dask_way):
+        ours = speedups[way, "ours", 2, two]
+        theirs = speedups[way, "zarr", 2, two]
+        report.goal(
+            f"2 vs 1 {'threads' if way == threads_way else 'dask workers (threaded)'}",
+            ">= 1.6x (zarr's about 1.1x)",
+            f"ours {ours:.2f}x, zarr's {theirs:.2f}x "
+            f"(ours vs 1 thread on all cores: {speedups[way, 'ours', 2, two] / speedups[way, 'ours', 1, two]:.2f}x)",
+            ours >= 1.6,
+        )
+    cluster_way = rows[-1][0]
+    ours = speedups[cluster_way, "ours", 2, two]
+    report.goal(
+        "2 vs 1 dask worker processes",
+        ">= 1.6x",
+        f"ours {ours:.2f}x, zarr's {speedups[cluster_way, 'zarr', 2, two]:.2f}x",
+        ours >= 1.6,
+    )
+
+
+def probe(
+    work: Callable[[], object] | None, seconds: float
+) -> tuple[float, float, float, float, int]:
+    """Count a pure-Python thread's loop iterations while ``work`` runs in a loop in another.
+
+    Returns the probe's iterations/s, its CPU time / wall time, its longest stall and 99th
+    percentile gap between 1000-iteration blocks (ms), and how many times ``work`` ran.
+    """
+    stop = threading.Event()
+    started = threading.Event()
+    done = [0]
+
+    def worker() -> None:
+        started.set()
+        while not stop.is_set():
+            work()
+            done[0] += 1
+
+    thread = threading.Thread(target=worker) if work is not None else None
+    if thread is not None:
+        thread.start()
+        started.wait()
+        time.sleep(0.05)
+    result: list[Any] = []
+
+    def counter() -> None:
+        iterations = 0
+        gaps = []
+        cpu0, wall0 = time.thread_time(), time.perf_counter()
+        last = wall0
+        end = wall0 + seconds
+        while True:
+            for _ in range(1000):
+                iterations += 1
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+            if now >= end:
+                break
+        wall = now - wall0
+        cpu = time.thread_time() - cpu0
+        result.extend(
+            [
+                iterations / wall,
+                cpu / wall,
+                max(gaps) * 1e3,
+                float(np.percentile(gaps, 99)) * 1e3,
+            ]
+        )
+
+    probe_thread = threading.Thread(target=counter)
+    probe_thread.start()
+    probe_thread.join()
+    stop.set()
+    if thread is not None:
+        thread.join()
+    return result[0], result[1], result[2], result[3], done[0]
+
+
+def bench_gil(
+    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
+) -> None:
+    shape = sizes.chunk_shape
+    codes = np.clip(np.rint((reflectance(shape) - OFFSET) * SCALE), 0, 65535)
+    codes = np.nan_to_num(codes).astype(np.uint16)
+    codes_f64 = codes.astype(np.float64)
+    chunk_spec = spec(shape)
+    mib = codes_f64.nbytes // MIB
+    cases: list[tuple[str, Callable[[], object] | None]] = [
+        ("nothing (probe alone)", None)
+    ]
+    for impl in impls:
+        so, cv = impl.codecs()
+        cases.append(
+            (
+                f"{impl.label}: cast_value decode u16 -> f64, {mib} MiB chunks",
+                lambda cv=cv: cv._decode_sync(nd(codes), chunk_spec),
+            )
+        )
+    for impl in impls:
+        so, cv = impl.codecs()
+        cases.append(
+            (
+                f"{impl.label}: scale_offset decode f64, {mib} MiB chunks",
+                lambda so=so: so._decode_sync(nd(codes_f64), chunk_spec),
+            )
+        )
+    for impl in impls:
+        arr = open_array(path, impl)
+        cases.append(
+            (f"{impl.label}: whole read, default pipeline", lambda arr=arr: arr[...])
+        )
+    rows = []
+    measured = {}
+    base = None
+    for label, work in cases:
+        rate, cpu_share, stall, p99, runs = probe(work, sizes.probe_seconds)
+        base = base or rate
+        measured[label] = (rate / base, stall)
+        rows.append(
+            [
+                label,
+                f"{rate / base * 100:.0f} %",
+                f"{cpu_share * 100:.0f} %",
+                f"{stall:.1f}",
+                f"{p99:.2f}",
+                f"{runs / sizes.probe_seconds:.1f}" if work is not None else "",
+            ]
+        )
+    report.add(
+        "#### GIL probe\n\n"
+        "A pure-Python thread counts loop iterations for "
+        f"{sizes.probe_seconds:g} s while another thread decodes in a loop. Rate = its "
+        "iterations/s against the probe alone; CPU = its CPU time / wall time; stall = the "
+        "longest and the 99th-percentile gap between two 1000-iteration blocks (a decode that "
+        "holds the GIL stalls the probe for the whole call).\n\n"
+        + table(
+            [
+                "running in the other thread",
+                "probe rate",
+                "probe CPU",
+                "longest stall ms",
+                "p99 gap ms",
+                "decodes/s",
+            ],
+            rows,
+        )
+    )
+    zr, ours = impls[0].label, impls[1].label
+    cast_zarr = measured[f"{zr}: cast_value decode u16 -> f64, {mib} MiB chunks"]
+    cast_ours = measured[f"{ours}: cast_value decode u16 -> f64, {mib} MiB chunks"]
+    report.goal(
+        "GIL probe: cast_value decode",
+        "probe runs (GIL free); held with cast-value-rs",
+        f"probe at {cast_ours[0] * 100:.0f} % with ours (longest stall {cast_ours[1]:.1f} ms), "
+        f"{cast_zarr[0] * 100:.0f} % with cast-value-rs (stall {cast_zarr[1]:.1f} ms)",
+        cast_ours[0] >= 0.5 and cast_ours[1] < cast_zarr[1] / 2,
+    )
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+
+    def ver(dist: str) -> str:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (
+        f"{cpu}, {len(ALL_CPUS)} CPUs usable, {mem:.0f} GiB; {platform.system()} "
+        f"{platform.release()}; Python {platform.python_version()}; zarr {ver('zarr')}, "
+        f"numpy {ver('numpy')}, cast-value-rs {ver('cast-value-rs')}, dask {ver('dask')}, "
+        f"zarrs-extension-codecs {ver('zarrs-extension-codecs')}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--ours", default="zarrs_extension_codecs", help="module with the classes"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: check the script runs"
+    )
+    parser.add_argument(
+        "--markdown", type=Path, help="also write the report to this file"
+    )
+    parser.add_argument(
+        "--workdir", type=Path, help="where to put the store (default: a tmpdir)"
+    )
+    parser.add_argument(
+        "--sections",
+        default="codecs,read,scaling,gil",
+        help="comma-separated subset of codecs,read,scaling,gil",
+    )
+    args = parser.parse_args()
+    sizes = QUICK if args.quick else FULL
+    sections = set(args.sections.split(","))
+
+    module = importlib.import_module(args.ours)
+    impls = (
+        Impl("zarr's", ScaleOffset, CastValue),
+        Impl("ours", module.ScaleOffset, module.CastValue),
+    )
+    # Any thread pool the classes start sizes itself from the CPUs allowed when it starts:
+    # start them before any section pins the process to one CPU.
+    for impl in impls:
+        so, cv = impl.codecs()
+        small = np.ones((64, 64), np.float64)
+        cv._decode_sync(
+            cv._encode_sync(nd(small), spec(small.shape)), spec(small.shape)
+        )
+        so._decode_sync(
+            so._encode_sync(nd(small), spec(small.shape)), spec(small.shape)
+        )
+    report = Report()
+    load0 = os.getloadavg()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    workdir = Path(tempfile.mkdtemp(prefix="bench_codecs_", dir=args.workdir))
+    try:
+        path = workdir / "store.zarr"
+        if sections & {"read", "scaling", "gil"}:
+            write_store(path, sizes)
+        if "codecs" in sections:
+            bench_codecs(impls, sizes, report)
+        if "read" in sections:
+            bench_whole_read(impls, path, sizes, report)
+        if "scaling" in sections:
+            bench_scaling(impls, path, sizes, report)
+        if "gil" in sections:
+            bench_gil(impls, path, sizes, report)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    load1 = os.getloadavg()
+    header = (
+        f"Run {started}{' (--quick: sizes too small to mean anything)' if args.quick else ''}; "
+        f"{machine()}. Load average (1/5/15 min) {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f} "
+        f"at the start, {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} at the end. "
+        f"ours = `{args.ours}`; command: `python {' '.join(sys.argv)}`."
+    )
+    goals = "#### Goals (issue 17)\n\n" + table(
+        ["goal", "target", "measured", ""], report.goals
+    )
+    text = header + "\n\n" + goals + "\n\n" + report.text()
+    print(goals + "\n\n" + header)
+    if args.markdown:
+        args.markdown.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -208,12 +208,8 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
     shape = sizes.chunk_shape
     decoded = reflectance(shape)
     with np.errstate(invalid="ignore"):
-        scaled = (
-            decoded - OFFSET
-        ) * SCALE  # what scale_offset hands cast_value on encode
-        codes = np.where(
-            np.isnan(scaled), 0, np.clip(np.rint(scaled), 0, 65535)
-        ).astype(np.uint16)
+        scaled = (decoded - OFFSET) * SCALE  # what scale_offset hands cast_value on encode
+        codes = np.where(np.isnan(scaled), 0, np.clip(np.rint(scaled), 0, 65535)).astype(np.uint16)
     codes_f64 = np.where(codes == 0, np.nan, codes.astype(np.float64))
     chunk_spec = spec(shape)
     nbytes = decoded.nbytes
@@ -221,15 +217,9 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
     def ops(impl: Impl) -> dict[str, Callable[[], Any]]:
         so, cv = impl.codecs()
         return {
-            "cast_value encode f64 -> u16": lambda: cv._encode_sync(
-                nd(scaled), chunk_spec
-            ),
-            "cast_value decode u16 -> f64": lambda: cv._decode_sync(
-                nd(codes), chunk_spec
-            ),
-            "scale_offset decode f64": lambda: so._decode_sync(
-                nd(codes_f64), chunk_spec
-            ),
+            "cast_value encode f64 -> u16": lambda: cv._encode_sync(nd(scaled), chunk_spec),
+            "cast_value decode u16 -> f64": lambda: cv._decode_sync(nd(codes), chunk_spec),
+            "scale_offset decode f64": lambda: so._decode_sync(nd(codes_f64), chunk_spec),
             "scale_offset encode f64": lambda: so._encode_sync(nd(decoded), chunk_spec),
         }
 
@@ -262,7 +252,8 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
             ]
         )
     report.add(
-        f"#### Per codec, one {decoded.nbytes // MIB} MiB chunk ({shape[0]} x {shape[1]} float64)\n\n"
+        f"#### Per codec, one {decoded.nbytes // MIB} MiB chunk "
+        f"({shape[0]} x {shape[1]} float64)\n\n"
         "`_encode_sync` / `_decode_sync` called directly, fresh output each call; ms median "
         f"of {sizes.repeats} (GB/s of float64 data). Ratio = zarr's time / ours.\n\n"
         + table(
@@ -314,9 +305,7 @@ def write_store(path: Path, sizes: Sizes) -> None:
         )
         rows = sizes.store_chunks[0]
         for start in range(0, sizes.store_shape[0], rows):
-            arr[start : start + rows] = reflectance(
-                (rows, sizes.store_shape[1]), seed=start
-            )
+            arr[start : start + rows] = reflectance((rows, sizes.store_shape[1]), seed=start)
 
 
 def open_array(path: Path, impl: Impl, pipeline: str = BATCHED) -> zarr.Array:
@@ -336,9 +325,7 @@ def chunk_slices(arr: zarr.Array) -> list[tuple[slice, ...]]:
     ]
 
 
-def bench_whole_read(
-    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
-) -> None:
+def bench_whole_read(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report) -> None:
     rows = []
     nbytes = int(np.prod(sizes.store_shape)) * 8
     for pipe_label, pipeline in PIPELINES.items():
@@ -389,17 +376,13 @@ def bench_whole_read(
     )
 
 
-def read_chunks_threads(
-    arr: zarr.Array, slices: list[tuple[slice, ...]], n: int
-) -> None:
+def read_chunks_threads(arr: zarr.Array, slices: list[tuple[slice, ...]], n: int) -> None:
     with ThreadPoolExecutor(n) as pool:
         for _ in pool.map(arr.__getitem__, slices):
             pass
 
 
-def bench_scaling(
-    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
-) -> None:
+def bench_scaling(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report) -> None:
     import dask.array as da
     from distributed import Client, LocalCluster
 
@@ -448,9 +431,7 @@ def bench_scaling(
             with cores(ncores):
                 times[workers, ncores] = [
                     median_time(
-                        lambda x=x, w=workers: x.sum().compute(
-                            scheduler="threads", num_workers=w
-                        ),
+                        lambda x=x, w=workers: x.sum().compute(scheduler="threads", num_workers=w),
                         sizes.repeats,
                     )
                     for x in xs
@@ -476,9 +457,7 @@ def bench_scaling(
             Client(cluster) as client,
         ):
             times[workers, len(ALL_CPUS)] = [
-                median_time(
-                    lambda x=x: client.compute(x.sum()).result(), sizes.repeats, 2
-                )
+                median_time(lambda x=x: client.compute(x.sum()).result(), sizes.repeats, 2)
                 for x in xs
             ]
     add_rows(
@@ -508,17 +487,15 @@ def bench_scaling(
     )
     two = len(ALL_CPUS)
     threads_way = f"threads, one chunk per call, {next(iter(PIPELINES))}"
-    dask_way = (
-        f"dask threaded scheduler, `from_zarr(...).sum()`, {next(iter(PIPELINES))}"
-    )
+    dask_way = f"dask threaded scheduler, `from_zarr(...).sum()`, {next(iter(PIPELINES))}"
     for way in (threads_way, dask_way):
         ours = speedups[way, "ours", 2, two]
         theirs = speedups[way, "zarr", 2, two]
         report.goal(
             f"2 vs 1 {'threads' if way == threads_way else 'dask workers (threaded)'}",
             ">= 1.6x (zarr's about 1.1x)",
-            f"ours {ours:.2f}x, zarr's {theirs:.2f}x "
-            f"(ours vs 1 thread on all cores: {speedups[way, 'ours', 2, two] / speedups[way, 'ours', 1, two]:.2f}x)",
+            f"ours {ours:.2f}x, zarr's {theirs:.2f}x (ours against 1 thread on all cores: "
+            f"{speedups[way, 'ours', 2, two] / speedups[way, 'ours', 1, two]:.2f}x)",
             ours >= 1.6,
         )
     cluster_way = rows[-1][0]
@@ -584,9 +561,7 @@ def probe(work: Callable[[], object] | None, seconds: float) -> Probe:
         thread.join()
     wall = ticks[-1] - ticks[0]
     gaps = np.diff(np.asarray(ticks))
-    in_run = [
-        c for c in calls if ticks[0] <= c[1] <= ticks[-1]
-    ]  # calls ending in the run
+    in_run = [c for c in calls if ticks[0] <= c[1] <= ticks[-1]]  # calls ending in the run
     return Probe(
         rate=len(gaps) * 1000 / wall,
         cpu_share=cpu[0] / wall,
@@ -596,9 +571,7 @@ def probe(work: Callable[[], object] | None, seconds: float) -> Probe:
     )
 
 
-def bench_gil(
-    impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
-) -> None:
+def bench_gil(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report) -> None:
     shape = sizes.chunk_shape
     codes = np.clip(np.rint((reflectance(shape) - OFFSET) * SCALE), 0, 65535)
     codes = np.nan_to_num(codes).astype(np.uint16)
@@ -633,9 +606,7 @@ def bench_gil(
         )
     for impl in impls:
         arr = open_array(path, impl)
-        cases.append(
-            (f"{impl.label}: whole read, default pipeline", lambda a=arr: a[...])
-        )
+        cases.append((f"{impl.label}: whole read, default pipeline", lambda a=arr: a[...]))
     alone = probe(None, sizes.probe_seconds)
     rows = [
         [
@@ -723,18 +694,10 @@ def machine() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--ours", default="zarrs_extension_codecs", help="module with the classes"
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="small sizes: check the script runs"
-    )
-    parser.add_argument(
-        "--markdown", type=Path, help="also write the report to this file"
-    )
-    parser.add_argument(
-        "--workdir", type=Path, help="where to put the store (default: a tmpdir)"
-    )
+    parser.add_argument("--ours", default="zarrs_extension_codecs", help="module with the classes")
+    parser.add_argument("--quick", action="store_true", help="small sizes: check the script runs")
+    parser.add_argument("--markdown", type=Path, help="also write the report to this file")
+    parser.add_argument("--workdir", type=Path, help="where to put the store (default: a tmpdir)")
     parser.add_argument(
         "--sections",
         default="codecs,read,scaling,gil",
@@ -754,12 +717,8 @@ def main() -> int:
     for impl in impls:
         so, cv = impl.codecs()
         small = np.ones((64, 64), np.float64)
-        cv._decode_sync(
-            cv._encode_sync(nd(small), spec(small.shape)), spec(small.shape)
-        )
-        so._decode_sync(
-            so._encode_sync(nd(small), spec(small.shape)), spec(small.shape)
-        )
+        cv._decode_sync(cv._encode_sync(nd(small), spec(small.shape)), spec(small.shape))
+        so._decode_sync(so._encode_sync(nd(small), spec(small.shape)), spec(small.shape))
     report = Report()
     load0 = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -785,9 +744,7 @@ def main() -> int:
         f"at the start, {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} at the end. "
         f"ours = `{args.ours}`; command: `python {' '.join(sys.argv)}`."
     )
-    goals = "#### Goals (issue 17)\n\n" + table(
-        ["goal", "target", "measured", ""], report.goals
-    )
+    goals = "#### Goals (issue 17)\n\n" + table(["goal", "target", "measured", ""], report.goals)
     text = header + "\n\n" + goals + "\n\n" + report.text()
     print(goals + "\n\n" + header)
     if args.markdown:

@@ -193,22 +193,14 @@ def _open(store: Path, impl: dict[str, str], pipeline: str = BATCHED) -> zarr.Ar
 
 def test_classes_are_the_package_classes() -> None:
     with zarr.config.set(_codec_config(OURS)):
-        assert (
-            zarr.registry.get_codec_class("scale_offset")
-            is zarrs_extension_codecs.ScaleOffset
-        )
-        assert (
-            zarr.registry.get_codec_class("cast_value")
-            is zarrs_extension_codecs.CastValue
-        )
+        assert zarr.registry.get_codec_class("scale_offset") is zarrs_extension_codecs.ScaleOffset
+        assert zarr.registry.get_codec_class("cast_value") is zarrs_extension_codecs.CastValue
     assert issubclass(zarrs_extension_codecs.ScaleOffset, ScaleOffset)
     assert issubclass(zarrs_extension_codecs.CastValue, CastValue)
 
 
 @pytest.mark.parametrize("pipeline", [BATCHED, FUSED], ids=["batched", "fused"])
-@pytest.mark.parametrize(
-    "chunks", [None, (200, 160)], ids=["zarr-chunks", "misaligned"]
-)
+@pytest.mark.parametrize("chunks", [None, (200, 160)], ids=["zarr-chunks", "misaligned"])
 def test_from_zarr_threaded_scheduler(
     store: Path,
     reference: np.ndarray,
@@ -234,9 +226,7 @@ def test_trap_fires_for_zarr_classes(store: Path, trap: None) -> None:
         x.compute(scheduler="threads", num_workers=2)
 
 
-def test_xarray_open_zarr_threaded(
-    store: Path, reference: np.ndarray, trap: None
-) -> None:
+def test_xarray_open_zarr_threaded(store: Path, reference: np.ndarray, trap: None) -> None:
     """The README's xarray example: a dask-backed Dataset, read with our classes."""
     with zarr.config.set(_codec_config(OURS)):
         ds = xr.open_zarr(store, consolidated=False)
@@ -260,9 +250,7 @@ def _worker_report() -> dict[str, Any]:
         "pid": os.getpid(),
         "env": {k: v for k, v in os.environ.items() if k.startswith("ZARR_CODECS__")},
         "classes": {
-            name: zarr.registry.fully_qualified_name(
-                zarr.registry.get_codec_class(name)
-            )
+            name: zarr.registry.fully_qualified_name(zarr.registry.get_codec_class(name))
             for name in ("scale_offset", "cast_value")
         },
     }
@@ -313,9 +301,7 @@ def test_workers_select_our_classes_from_the_environment(client: Client) -> None
         assert report["classes"] == OURS
 
 
-def test_read_opened_in_workers(
-    client: Client, store: Path, reference: np.ndarray
-) -> None:
+def test_read_opened_in_workers(client: Client, store: Path, reference: np.ndarray) -> None:
     """Each worker opens the store itself: the environment alone chooses our classes."""
     results = client.run(_read_in_worker, str(store / ARRAY))
     assert len(results) == 2
@@ -324,9 +310,7 @@ def test_read_opened_in_workers(
         _assert_identical(values, reference)
 
 
-@pytest.mark.parametrize(
-    "chunks", [None, (200, 160)], ids=["zarr-chunks", "misaligned"]
-)
+@pytest.mark.parametrize("chunks", [None, (200, 160)], ids=["zarr-chunks", "misaligned"])
 def test_from_zarr_on_local_cluster(
     client: Client, store: Path, reference: np.ndarray, chunks: tuple[int, int] | None
 ) -> None:

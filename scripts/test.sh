@@ -21,3 +21,5 @@ cargo test --doc --features async
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).
 cargo publish --dry-run
+# The Python package (python/): build into .venv, ruff, clippy, pytest.
+bash scripts/python/test_package.sh

@@ -35,6 +35,9 @@
 //!
 //! The per-element arithmetic lives in [`kernels`], apart from the zarrs
 //! glue in [`codec`], so that it can be tested and benchmarked on its own.
+//! [`slices`] runs them over buffers of the caller's own (one chunk from one
+//! buffer into another, split across threads as the codecs do): the entry
+//! points of the Python package in `python/`.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -45,6 +48,7 @@ mod overrides;
 pub mod read;
 mod registered;
 pub mod scalar;
+pub mod slices;
 #[cfg(test)]
 mod test_rng;
 #[cfg(test)]

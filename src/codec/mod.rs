@@ -8,7 +8,7 @@ pub mod bytes;
 pub mod cast_value;
 mod elementwise_partial_decoder;
 pub mod packbits;
-mod parallel;
+pub(crate) mod parallel;
 pub mod scale_offset;
 mod slab;
 pub mod transpose;

@@ -1,0 +1,324 @@
+//! The native part of the Python package `zarrs_extension_codecs`: numpy
+//! arrays in, the crate's kernels ([`zarrs_extension_codecs::slices`]) run
+//! on their bytes with the GIL released, numpy arrays out.
+//!
+//! Glue only: every element is computed by the crate. This module checks
+//! what numpy hands it (data types, byte order, layout, lengths, writeable
+//! output, overlapping buffers) and turns every failure into a Python
+//! exception: `TypeError` for a data type the kernels do not have,
+//! `ValueError` for everything else, as zarr-python raises for these
+//! codecs. The Python classes (`python/zarrs_extension_codecs/`) decide
+//! byte order and layout, and allocate the output.
+
+use std::num::NonZeroUsize;
+
+use numpy::{
+    PyArray1, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use zarrs_extension_codecs::kernels::cast::{CastPlan as KernelPlan, OutOfRangeMode, RoundingMode};
+use zarrs_extension_codecs::kernels::scale_offset::ScaleOffsetError;
+use zarrs_extension_codecs::numeric::NumericType;
+use zarrs_extension_codecs::slices::{self, SliceError};
+
+/// The kernels' type for a numpy dtype: the integer and float types
+/// zarr-python 3.4.2 has (`int8` ... `uint64`, `float16`, `float32`,
+/// `float64`), in either byte order.
+fn numeric_type(dtype: &Bound<'_, PyArrayDescr>) -> PyResult<NumericType> {
+    use NumericType as T;
+    Ok(match (dtype.kind(), dtype.itemsize()) {
+        (b'i', 1) => T::Int8,
+        (b'i', 2) => T::Int16,
+        (b'i', 4) => T::Int32,
+        (b'i', 8) => T::Int64,
+        (b'u', 1) => T::UInt8,
+        (b'u', 2) => T::UInt16,
+        (b'u', 4) => T::UInt32,
+        (b'u', 8) => T::UInt64,
+        (b'f', 2) => T::Float16,
+        (b'f', 4) => T::Float32,
+        (b'f', 8) => T::Float64,
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "unsupported dtype {dtype}: expected an integer or float dtype of 1 to 8 bytes"
+            )));
+        }
+    })
+}
+
+/// The type of `array`'s elements, checked to be C-contiguous and in native
+/// byte order, the layout the kernels read and write.
+fn kernel_type(array: &Bound<'_, PyUntypedArray>, role: &str) -> PyResult<NumericType> {
+    let dtype = array.dtype();
+    let ty = numeric_type(&dtype)?;
+    if dtype.is_native_byteorder() == Some(false) {
+        return Err(PyValueError::new_err(format!(
+            "{role} array has dtype {dtype}, not in native byte order"
+        )));
+    }
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err(format!(
+            "{role} array is not C-contiguous"
+        )));
+    }
+    Ok(ty)
+}
+
+/// `array`'s memory as a flat `uint8` view (no copy: `array` is
+/// C-contiguous), so that any alignment is fine and numpy's borrow checks
+/// see the same memory.
+fn byte_view<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let py = array.py();
+    let flat = array.call_method1(intern!(py, "reshape"), (-1,))?;
+    let bytes = flat.call_method1(intern!(py, "view"), (intern!(py, "u1"),))?;
+    Ok(bytes.cast_into::<PyArray1<u8>>()?)
+}
+
+fn same_shape(src: &Bound<'_, PyUntypedArray>, out: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
+    if src.shape() == out.shape() {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "output array has shape {:?}, input {:?}",
+            out.shape(),
+            src.shape()
+        )))
+    }
+}
+
+fn threads_or_default(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(default_threads)
+}
+
+/// The number of threads a large chunk is split across by default: the
+/// machine's available parallelism.
+#[pyfunction]
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+fn kernel_error(e: SliceError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A `scale_offset` error in the words zarr-python uses for the same failure
+/// (its tests match them), followed by the kernel's own account of the
+/// first element that fails.
+fn scale_offset_error(e: SliceError, ty: NumericType, scale: &[u8]) -> PyErr {
+    let SliceError::ScaleOffset(error) = &e else {
+        return kernel_error(e);
+    };
+    match error {
+        ScaleOffsetError::ZeroScale => {
+            PyValueError::new_err("scale_offset scale must be non-zero.")
+        }
+        // The kernels say "is not an integer" for exactly this failure: an
+        // integer decode that `scale` does not divide.
+        ScaleOffsetError::Element { reason, .. } if reason.contains("not an integer") => {
+            let scale = if scale.len() == ty.size() {
+                ty.read_value(scale).to_string()
+            } else {
+                "1".to_owned()
+            };
+            PyValueError::new_err(format!(
+                "scale_offset decode produced a non-zero remainder when dividing by \
+                 scale={scale}; result is not exactly representable in dtype {ty}: {error}"
+            ))
+        }
+        ScaleOffsetError::Element { .. } => {
+            let range = ty
+                .int_range()
+                .map(|(lo, hi)| format!(" [{lo}, {hi}]"))
+                .unwrap_or_default();
+            PyValueError::new_err(format!(
+                "scale_offset produced a value outside the range of dtype {ty}{range}: {error}"
+            ))
+        }
+        _ => kernel_error(e),
+    }
+}
+
+/// Flat byte views of `src` (read) and `out` (written), or of `out` alone
+/// when `src` is `out` (in place), then `run` on them without the GIL.
+/// numpy refuses a read-only `out` and a `src` that overlaps `out`.
+fn with_bytes<T: Send>(
+    py: Python<'_>,
+    src: &Bound<'_, PyUntypedArray>,
+    out: &Bound<'_, PyUntypedArray>,
+    run: impl FnOnce(Option<&[u8]>, &mut [u8]) -> T + Send,
+) -> PyResult<T> {
+    let out_bytes = byte_view(out)?;
+    let mut out_rw = out_bytes
+        .try_readwrite()
+        .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+    let dst = out_rw
+        .as_slice_mut()
+        .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+    if src.is(out) {
+        return Ok(py.detach(|| run(None, dst)));
+    }
+    let src_bytes = byte_view(src)?;
+    let src_ro = src_bytes
+        .try_readonly()
+        .map_err(|e| PyValueError::new_err(format!("input array overlaps the output: {e}")))?;
+    let src = src_ro
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(format!("input array: {e}")))?;
+    Ok(py.detach(|| run(Some(src), dst)))
+}
+
+/// `scale_offset` of `src` into `out`: `(x - offset) * scale` when `encode`,
+/// else `x / scale + offset`.
+///
+/// Both arrays have the same dtype (native byte order) and shape and are
+/// C-contiguous; `src` may be `out` itself (in place). `offset` and `scale`
+/// are one element of that dtype each, as bytes in native order (empty for
+/// the identity). Large arrays are split across `threads` threads (default:
+/// all). Raises `ValueError` for an element whose result the dtype cannot
+/// hold, an integer that `scale` does not divide, a zero scale, or
+/// mismatched arrays; `TypeError` for a dtype the kernels do not have.
+#[pyfunction]
+#[pyo3(signature = (encode, src, out, offset, scale, threads=None))]
+fn scale_offset(
+    py: Python<'_>,
+    encode: bool,
+    src: &Bound<'_, PyUntypedArray>,
+    out: &Bound<'_, PyUntypedArray>,
+    offset: &[u8],
+    scale: &[u8],
+    threads: Option<usize>,
+) -> PyResult<()> {
+    let ty = kernel_type(out, "output")?;
+    let src_ty = kernel_type(src, "input")?;
+    if src_ty != ty {
+        return Err(PyValueError::new_err(format!(
+            "input array is {src_ty}, output {ty}: scale_offset keeps the dtype"
+        )));
+    }
+    same_shape(src, out)?;
+    let threads = threads_or_default(threads);
+    let result = with_bytes(py, src, out, |src, dst| match (src, encode) {
+        (Some(src), true) => slices::scale_offset_encode(ty, src, dst, offset, scale, threads),
+        (Some(src), false) => slices::scale_offset_decode(ty, src, dst, offset, scale, threads),
+        (None, true) => slices::scale_offset_encode_in_place(ty, dst, offset, scale, threads),
+        (None, false) => slices::scale_offset_decode_in_place(ty, dst, offset, scale, threads),
+    })?;
+    result.map_err(|e| scale_offset_error(e, ty, scale))
+}
+
+/// One direction of a `cast_value` codec: source and target dtypes,
+/// rounding, out-of-range rule and `scalar_map` entries, checked once.
+#[pyclass(frozen, name = "CastPlan", module = "zarrs_extension_codecs._native")]
+struct CastPlan {
+    plan: KernelPlan,
+}
+
+fn rounding_mode(name: &str) -> PyResult<RoundingMode> {
+    use RoundingMode as R;
+    [
+        R::NearestEven,
+        R::TowardsZero,
+        R::TowardsPositive,
+        R::TowardsNegative,
+        R::NearestAway,
+    ]
+    .into_iter()
+    .find(|mode| mode.as_str() == name)
+    .ok_or_else(|| PyValueError::new_err(format!("unknown rounding mode {name:?}")))
+}
+
+fn out_of_range_mode(name: Option<&str>) -> PyResult<Option<OutOfRangeMode>> {
+    name.map(|name| {
+        [OutOfRangeMode::Clamp, OutOfRangeMode::Wrap]
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown out_of_range mode {name:?}")))
+    })
+    .transpose()
+}
+
+#[pymethods]
+impl CastPlan {
+    /// A plan casting `source` elements to `target`.
+    ///
+    /// `entries` are `scalar_map` pairs `(source element, target element)`
+    /// as native-endian bytes; of a repeated key the first wins. Raises
+    /// `ValueError` for an unknown mode or an entry of the wrong length;
+    /// `TypeError` for an unsupported dtype. (`wrap` applies to integer
+    /// targets; a float target, as when decoding with a codec that wraps,
+    /// treats out-of-range values as without a rule.)
+    #[new]
+    #[pyo3(signature = (source, target, rounding, out_of_range=None, entries=Vec::new()))]
+    fn new(
+        source: &Bound<'_, PyArrayDescr>,
+        target: &Bound<'_, PyArrayDescr>,
+        rounding: &str,
+        out_of_range: Option<&str>,
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> PyResult<Self> {
+        let (source, target) = (numeric_type(source)?, numeric_type(target)?);
+        let rounding = rounding_mode(rounding)?;
+        let out_of_range = out_of_range_mode(out_of_range)?;
+        let plan = KernelPlan::new(source, target, rounding, out_of_range, entries)
+            .map_err(|e| PyValueError::new_err(format!("cast_value: {e}")))?;
+        Ok(Self { plan })
+    }
+
+    /// Cast `src` into `out`.
+    ///
+    /// `src` has the plan's source dtype, `out` its target dtype and the
+    /// shape of `src`, both in native byte order and C-contiguous. Large
+    /// arrays are split across `threads` threads (default: all). Raises
+    /// `ValueError` for the first element no rule covers (NaN or infinity
+    /// into an integer without a `scalar_map` entry, out of range without
+    /// `out_of_range`) or mismatched arrays; `TypeError` for a wrong dtype.
+    #[pyo3(signature = (src, out, threads=None))]
+    fn cast(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyUntypedArray>,
+        out: &Bound<'_, PyUntypedArray>,
+        threads: Option<usize>,
+    ) -> PyResult<()> {
+        let plan = &self.plan;
+        for (array, role, want) in [
+            (src, "input", plan.source()),
+            (out, "output", plan.target()),
+        ] {
+            let ty = kernel_type(array, role)?;
+            if ty != want {
+                return Err(PyTypeError::new_err(format!(
+                    "{role} array is {ty}, this cast_value plan needs {want}"
+                )));
+            }
+        }
+        if src.is(out) {
+            return Err(PyValueError::new_err(
+                "cast_value cannot run in place: the output must be another array",
+            ));
+        }
+        same_shape(src, out)?;
+        let threads = threads_or_default(threads);
+        let result = with_bytes(py, src, out, |src, dst| {
+            slices::cast_value(plan, src.unwrap_or_default(), dst, threads)
+        })?;
+        result.map_err(kernel_error)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("CastPlan({} -> {})", self.plan.source(), self.plan.target())
+    }
+}
+
+/// The module `zarrs_extension_codecs._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(scale_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_class::<CastPlan>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Python package's checks: builds python/ (maturin, release) into the
+# repository's .venv, then ruff (lint and format) and its pytest suite, with
+# the small hypothesis profile unless HYPOTHESIS_PROFILE says otherwise
+# (`HYPOTHESIS_PROFILE=zec-local` for the long run).
+#
+#   bash scripts/python/test_package.sh            # from any directory
+#
+# Needs .venv from scripts/python/setup_venv.sh (run first here) and Rust.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+bash scripts/python/setup_venv.sh
+export PATH="${PWD}/.venv/bin:${PATH}"
+# No build isolation: maturin is pinned in the venv, and the build reuses
+# the workspace's target/ directory.
+.venv/bin/python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall ./python
+cargo clippy -p zarrs_extension_codecs_python --all-targets -- -D warnings
+.venv/bin/ruff check python
+.venv/bin/ruff format --check python
+HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-zec-ci}" .venv/bin/python -m pytest -q python/tests

@@ -131,15 +131,46 @@ def cores(n: int) -> Iterator[None]:
         set_cores(len(ALL_CPUS))
 
 
-def median_time(fn: Callable[[], object], repeats: int, warmup: int = 1) -> float:
+def medians(fns: list[Callable[[], object]], repeats: int, warmup: int = 1) -> list[float]:
+    """Median seconds of each of ``fns``, timed in turn (zarr's, ours, zarr's, ...), so that
+    a change in the machine's load falls on all of them alike."""
     for _ in range(warmup):
-        fn()
-    times = []
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for fn, t in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
+@contextlib.contextmanager
+def codec_time(impl: Impl) -> Iterator[list[float]]:
+    """Sum the seconds spent in the two codecs' ``_decode_sync`` while the block runs (both
+    pipelines end up there: zarr's ``_decode_single`` calls it inline, ours on a thread)."""
+    spent = [0.0]
+    lock = threading.Lock()
+    saved = []
+    for cls in (impl.scale_offset, impl.cast_value):
+        original = cls.__dict__["_decode_sync"]
+
+        def timed(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _original(self, *args, **kwargs)
+            finally:
+                with lock:
+                    spent[0] += time.perf_counter() - start
+
+        saved.append((cls, original))
+        cls._decode_sync = timed  # type: ignore[method-assign]
+    try:
+        yield spent
+    finally:
+        for cls, original in saved:
+            cls._decode_sync = original  # type: ignore[method-assign]
 
 
 def identical(a: np.ndarray, b: np.ndarray) -> bool:
@@ -233,8 +264,9 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
         t = {}
         for n in (len(ALL_CPUS), 1):
             with cores(n):
-                for label, op in (("zarr", zarr_ops[name]), ("ours", our_ops[name])):
-                    t[label, n] = median_time(op, sizes.repeats, warmup=2)
+                t["zarr", n], t["ours", n] = medians(
+                    [zarr_ops[name], our_ops[name]], sizes.repeats, warmup=2
+                )
         all_n = len(ALL_CPUS)
         ratios[name] = (
             t["zarr", all_n] / t["ours", all_n],
@@ -333,7 +365,14 @@ def bench_whole_read(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report:
         same = identical(arrays[0][...], arrays[1][...])
         for n in sorted({1, len(ALL_CPUS)}):
             with cores(n):
-                t = [median_time(lambda a=a: a[...], sizes.repeats) for a in arrays]
+                t = medians([lambda a=a: a[...] for a in arrays], sizes.repeats)
+                inside = []
+                for impl, a in zip(impls, arrays, strict=True):
+                    with codec_time(impl) as spent:
+                        start = time.perf_counter()
+                        a[...]
+                        wall = time.perf_counter() - start
+                    inside.append(f"{fmt_ms(spent[0])} of {fmt_ms(wall)}")
             ratio = t[0] / t[1]
             rows.append(
                 [
@@ -342,6 +381,8 @@ def bench_whole_read(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report:
                     f"{fmt_ms(t[0])} ({fmt_rate(nbytes, t[0])})",
                     f"{fmt_ms(t[1])} ({fmt_rate(nbytes, t[1])})",
                     f"**{ratio:.2f}x**",
+                    inside[0],
+                    inside[1],
                     "yes" if same else "**NO**",
                 ]
             )
@@ -355,7 +396,10 @@ def bench_whole_read(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report:
         f"`arr[...]` of a {sizes.store_shape[0]} x {sizes.store_shape[1]} float64 array in "
         f"{sizes.store_chunks[0]} x {sizes.store_chunks[1]} chunks (scale_offset, cast_value "
         "uint16, bytes; no compressor) on local disk, page cache warm; one calling thread; "
-        f"ms median of {sizes.repeats} (GB/s decoded).\n\n"
+        f"ms median of {sizes.repeats} (GB/s decoded). In the codecs: the time spent in the two "
+        "codecs' decode calls during one more read, summed over threads (it can exceed the "
+        "read's time when decodes overlap), of that read's time; the rest is zarr's pipeline "
+        "(store reads, the bytes codec, copying each chunk into the output, Python).\n\n"
         + table(
             [
                 "pipeline",
@@ -363,6 +407,8 @@ def bench_whole_read(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report:
                 "zarr's: ms (GB/s)",
                 "ours: ms (GB/s)",
                 "ratio",
+                "zarr's: in the codecs, ms",
+                "ours: in the codecs, ms",
                 "bit-identical",
             ],
             rows,
@@ -410,32 +456,73 @@ def bench_scaling(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Re
             for i, who in enumerate(("zarr", "ours")):
                 speedups[way, who, workers, ncores] = s[i]
 
+    configs = [(1, 1), *[(c, len(ALL_CPUS)) for c in counts]]
+
+    # The codecs alone, no zarr pipeline: each chunk's cast_value then scale_offset decode.
+    chunk = sizes.store_chunks
+    n_chunks = int(np.prod(sizes.store_shape)) // int(np.prod(chunk))
+    codes = [
+        np.nan_to_num(
+            np.clip(np.rint((reflectance(chunk, seed=i) - OFFSET) * SCALE), 0, 65535)
+        ).astype(np.uint16)
+        for i in range(n_chunks)
+    ]
+    chunk_spec = spec(chunk)
+
+    def decode_all(impl: Impl, workers: int) -> None:
+        so, cv = impl.codecs()
+
+        def one(c: np.ndarray) -> None:
+            so._decode_sync(cv._decode_sync(nd(c), chunk_spec), chunk_spec)
+
+        with ThreadPoolExecutor(workers) as pool:
+            for _ in pool.map(one, codes):
+                pass
+
+    times: dict[tuple[int, int], list[float]] = {}
+    for workers, ncores in configs:
+        with cores(ncores):
+            times[workers, ncores] = medians(
+                [lambda i=i, w=workers: decode_all(i, w) for i in impls], sizes.repeats
+            )
+    add_rows("codecs alone: cast_value + scale_offset decode per chunk, no zarr", times, (1, 1))
+
+    # For scale: what the machine's memory allows, a fresh copy of each decoded chunk.
+    decoded = [np.asarray(c, dtype=np.float64) for c in codes]
+
+    def copy_all(workers: int) -> None:
+        with ThreadPoolExecutor(workers) as pool:
+            for _ in pool.map(np.copy, decoded):
+                pass
+
+    copies = {}
+    for workers, ncores in configs:
+        with cores(ncores):
+            copies[workers, ncores] = medians([lambda w=workers: copy_all(w)], sizes.repeats)[0]
+
     for pipe_label, pipeline in PIPELINES.items():
         arrays = [open_array(path, impl, pipeline) for impl in impls]
         slices = chunk_slices(arrays[0])
-        times: dict[tuple[int, int], list[float]] = {}
-        for workers, ncores in [(1, 1), *[(c, len(ALL_CPUS)) for c in counts]]:
+        times = {}
+        for workers, ncores in configs:
             with cores(ncores):
-                times[workers, ncores] = [
-                    median_time(
-                        lambda a=a, s=slices, w=workers: read_chunks_threads(a, s, w),
-                        sizes.repeats,
-                    )
-                    for a in arrays
-                ]
+                times[workers, ncores] = medians(
+                    [lambda a=a, s=slices, w=workers: read_chunks_threads(a, s, w) for a in arrays],
+                    sizes.repeats,
+                )
         add_rows(f"threads, one chunk per call, {pipe_label}", times, (1, 1))
 
         xs = [da.from_zarr(a) for a in arrays]
         times = {}
-        for workers, ncores in [(1, 1), *[(c, len(ALL_CPUS)) for c in counts]]:
+        for workers, ncores in configs:
             with cores(ncores):
-                times[workers, ncores] = [
-                    median_time(
-                        lambda x=x, w=workers: x.sum().compute(scheduler="threads", num_workers=w),
-                        sizes.repeats,
-                    )
-                    for x in xs
-                ]
+                times[workers, ncores] = medians(
+                    [
+                        lambda x=x, w=workers: x.sum().compute(scheduler="threads", num_workers=w)
+                        for x in xs
+                    ],
+                    sizes.repeats,
+                )
         add_rows(
             f"dask threaded scheduler, `from_zarr(...).sum()`, {pipe_label}",
             times,
@@ -456,10 +543,9 @@ def bench_scaling(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Re
             ) as cluster,
             Client(cluster) as client,
         ):
-            times[workers, len(ALL_CPUS)] = [
-                median_time(lambda x=x: client.compute(x.sum()).result(), sizes.repeats, 2)
-                for x in xs
-            ]
+            times[workers, len(ALL_CPUS)] = medians(
+                [lambda x=x: client.compute(x.sum()).result() for x in xs], sizes.repeats, 2
+            )
     add_rows(
         "dask.distributed LocalCluster, worker processes x 1 thread, `sum()`, default pipeline",
         times,
@@ -471,7 +557,14 @@ def bench_scaling(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Re
         "processes; cores = CPUs this process may use (the one-core rows pin every thread of "
         "the process to one CPU; worker processes are not pinned). Speed-up against the "
         f"implementation's own first row; ratio = zarr's time / ours; ms median of {sizes.repeats}."
-        "\n\n"
+        " For scale, a numpy copy of each decoded chunk into a fresh array (memory traffic "
+        "alone) takes "
+        + ", ".join(
+            f"{fmt_ms(t)} ms with {w} thread{'s' if w > 1 else ''} on {c} "
+            f"core{'s' if c > 1 else ''}"
+            for (w, c), t in copies.items()
+        )
+        + ".\n\n"
         + table(
             [
                 "how",

@@ -267,16 +267,19 @@ fn list_arrays(directory: &Path, path: &str, arrays: &mut Vec<String>) {
 /// Open the array at `path` and print it.
 fn print_array(source: &Source, path: &str, out: &mut dyn Write) -> Result<(), InspectError> {
     let described = source.describe(path);
+    // The crate's advice for a codec or data type zarrs cannot open (the
+    // zarrs feature it needs, register_overrides(), or an unlinked crate).
     let array = Array::open(source.store.clone(), path).map_err(|e| {
-        let hint = if e.to_string().contains("is not supported") {
-            " (if it is scale_offset or cast_value: is zarrs_extension_codecs linked? see the README's Troubleshooting)"
-        } else {
-            ""
-        };
+        let hint = zarrs_extension_codecs::open_error_hint(&e)
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
         error(format!("cannot open {described}: {e}{hint}"))
     })?;
-    zarrs_extension_codecs::validate_codecs(&array)
+    zarrs_extension_codecs::validate_codecs_for_reading(&array)
         .map_err(|e| error(format!("{described}: {e}")))?;
+    if let Some(warning) = zarrs_extension_codecs::fill_value_warning(&array) {
+        eprintln!("warning: {described}: {warning}");
+    }
     let metadata = serde_json::to_value(array.metadata())
         .map_err(|e| error(format!("{described}: metadata: {e}")))?;
     let data_type = array.data_type().clone();

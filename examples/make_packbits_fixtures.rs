@@ -473,7 +473,15 @@ built-in itself departs from the specification (`float32_first_byte`:
 no padding byte is written).
 ";
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // Errors in words (Display), not Debug.
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let dir: PathBuf =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zarrs-builtin/packbits");
     if dir.exists() {

@@ -429,7 +429,15 @@ The expected values are the writer's input, not what it reads back.
 
 "#;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // Errors in words (Display), not Debug.
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/zarrs-builtin/vlen");
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;

@@ -13,9 +13,9 @@ mod inspect;
 use std::sync::Arc;
 use std::time::Instant;
 
-use zarrs::array::{Array, ArrayError};
+use zarrs::array::ArrayError;
 use zarrs::filesystem::FilesystemStore;
-use zarrs_extension_codecs::ArrayReadExt;
+use zarrs_extension_codecs::{ArrayReadExt, open_array};
 
 /// Read a local float64 array whole into a new `Vec<f64>`, the way an
 /// application would, and say what came back.
@@ -23,7 +23,7 @@ fn typed_read(path: &str, array_path: &str) -> Result<Option<String>, Box<dyn st
     if path.contains("://") {
         return Ok(None);
     }
-    let array = Array::open(Arc::new(FilesystemStore::new(path)?), array_path)?;
+    let array = open_array(Arc::new(FilesystemStore::new(path)?), array_path)?;
     let start = Instant::now();
     let values = match array.retrieve_array_subset_vec::<f64>(&array.subset_all()) {
         Ok(values) => values,

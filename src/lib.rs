@@ -1,16 +1,20 @@
 //! Zarr V3 extension codecs for [zarrs](https://zarrs.dev).
 //!
 //! Add the crate and link it; its codecs register themselves with zarrs
-//! through `inventory`, so arrays that use them open like any other:
+//! through `inventory`, so arrays that use them open like any other.
+//! [`open_array`] is the way in: it installs the overrides below
+//! ([`register_overrides`]), opens the array, runs the codecs' checks, and
+//! says what is missing when an array cannot be opened (a zarrs cargo
+//! feature, see [`open_error_hint`]):
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use zarrs_extension_codecs as _; // links the crate: its codecs are registered
+//! use zarrs_extension_codecs::{ArrayReadExt, open_array};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Arc::new(zarrs::filesystem::FilesystemStore::new("reflectance.zarr")?);
-//! let array = zarrs::array::Array::open(store, "/")?;
-//! let data: Vec<f64> = array.retrieve_array_subset(&array.subset_all())?;
+//! let array = open_array(store, "/")?;
+//! let data: Vec<f64> = array.retrieve_array_subset_vec(&array.subset_all())?;
 //! # Ok(()) }
 //! ```
 //!
@@ -27,7 +31,15 @@
 //!
 //! zarrs 0.23 has built-in codecs of the last six names; two `inventory`
 //! plugins for one name would race, so this crate's versions are installed
-//! only by [`register_overrides`], through zarrs' runtime registry.
+//! only by [`register_overrides`], through zarrs' runtime registry
+//! ([`open_array`] calls it). Where zarrs' built-ins would read wrong values
+//! without a word (`bytes` on sub-byte types, `packbits` on signed
+//! integers), [`validate_codecs`] and [`ArrayReadExt`] refuse with an error
+//! naming [`register_overrides`].
+//!
+//! An array whose fill value does not survive its codecs (zarr-python
+//! writes them) is read as zarr-python reads it; writing it is refused, as
+//! the `cast_value` spec requires ([`fill_value_warning`]).
 //!
 //! zarrs creates a codec from its metadata before it knows the array's data
 //! type, so checks that need the data type run at the first chunk access;
@@ -42,6 +54,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
+mod hints;
 pub mod kernels;
 pub mod numeric;
 mod overrides;
@@ -55,9 +68,12 @@ mod test_rng;
 mod test_support;
 mod validate;
 
+pub use hints::{open_error_hint, zarrs_feature_of_codec};
 pub use overrides::register_overrides;
 pub use read::ArrayReadExt;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
 pub use registered::{CodecRegistration, registered_codecs};
-pub use validate::{OpenArrayError, open_array, validate_codecs};
+pub use validate::{
+    OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
+};

@@ -7,7 +7,12 @@
 //! checks that need the data type (an unsupported type, `offset` / `scale`
 //! out of range, a fill value that does not survive `cast_value`) happen at
 //! the first chunk read or write, or as soon as you call [`validate_codecs`].
-//! [`open_array`] does both in one step.
+//! [`open_array`] does both in one step, for reading.
+//!
+//! Both also refuse an array that zarrs' built-in `bytes` or `packbits`
+//! would read wrong without a word (sub-byte types, signed integers through
+//! `packbits`): [`register_overrides`](crate::register_overrides) installs
+//! this crate's versions, which read them as their specs say.
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -20,15 +25,38 @@ use zarrs::metadata_ext::codec::sharding::ShardingCodecConfiguration;
 use zarrs::plugin::ExtensionName;
 use zarrs::storage::ReadableStorageTraits;
 
-use crate::codec::num_elements;
+use crate::codec::{bytes::BytesCodec, data_type_name, num_elements, packbits::PackBitsCodec};
+
+/// What the checks are for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// Reading and writing: every check.
+    Write,
+    /// Reading only: a fill value the codecs cannot carry is accepted (see
+    /// [`FILL_VALUE_CLAUSE`](crate::codec::FILL_VALUE_CLAUSE)).
+    Read,
+}
 
 /// Run every codec's data-type-dependent checks for `array`, including the
-/// codecs inside `sharding_indexed` (and nested shards).
+/// codecs inside `sharding_indexed` (and nested shards), for reading and
+/// writing.
+///
+/// It also refuses, with a message naming
+/// [`register_overrides`](crate::register_overrides), an array that zarrs'
+/// built-in `bytes` would decode wrong (a sub-byte data type: `int2`,
+/// `int4`, `uint2`, `uint4`, `float4_e2m1fn`, `float6_*`) or whose built-in
+/// `packbits` would lose the sign of a signed integer in a partial read.
 ///
 /// # Errors
 /// The first codec error, e.g. `cast_value: fill value 0.5 does not survive
-/// encode then decode (0.5 -> 0 -> 0)`.
+/// encode then decode (0.5 -> 0 -> 0)`. A fill value that does not survive
+/// the codecs is an error here, where writing is in view; [`open_array`]
+/// accepts it for reading.
 pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
+    validate(array, Purpose::Write)
+}
+
+fn validate<TStorage: ?Sized>(array: &Array<TStorage>, purpose: Purpose) -> Result<(), ArrayError> {
     let origin = vec![0; array.dimensionality()];
     let chunk_shape = array.chunk_shape(&origin)?;
     validate_chain(
@@ -36,6 +64,7 @@ pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), 
         &chunk_shape,
         array.data_type(),
         array.fill_value(),
+        purpose,
     )
 }
 
@@ -46,6 +75,7 @@ fn validate_chain(
     chunk_shape: &[NonZeroU64],
     data_type: &DataType,
     fill_value: &FillValue,
+    purpose: Purpose,
 ) -> Result<(), ArrayError> {
     codecs.encoded_representation(chunk_shape, data_type, fill_value)?;
     // A chunk of fill value through the whole chain and back: every codec
@@ -55,57 +85,259 @@ fn validate_chain(
     let fill = ArrayBytes::new_fill_value(data_type, num_elements, fill_value)
         .map_err(|e| CodecError::Other(e.to_string()))?;
     let options = CodecOptions::default();
-    let encoded = codecs.encode(fill, chunk_shape, data_type, fill_value, &options)?;
-    codecs.decode(encoded, chunk_shape, data_type, fill_value, &options)?;
-
-    // `sharding_indexed` leaves out inner chunks that are all fill value,
-    // so the encoding above never reached the codecs inside a shard: check
-    // its inner chain on one inner chunk, with the data type and fill value
-    // that the array -> array codecs before it hand on.
-    let a2b = codecs.array_to_bytes_codec();
-    if a2b.name_v3().as_deref() != Some("sharding_indexed") {
-        return Ok(());
+    let round_trip = codecs
+        .encode(fill, chunk_shape, data_type, fill_value, &options)
+        .and_then(|encoded| codecs.decode(encoded, chunk_shape, data_type, fill_value, &options));
+    match round_trip {
+        Err(e) if purpose == Purpose::Read && crate::codec::is_fill_value_error(&e.to_string()) => {
+        }
+        Err(e) => return Err(e.into()),
+        Ok(_) => {}
     }
-    let configuration = a2b
-        .configuration_v3(&CodecMetadataOptions::default())
-        .and_then(|c| serde_json::to_value(c).ok())
-        .and_then(|c| serde_json::from_value::<ShardingCodecConfiguration>(c).ok());
-    // zarrs created the codec from such a configuration, so this holds.
-    let Some(ShardingCodecConfiguration::V1(configuration)) = configuration else {
-        return Ok(());
-    };
+
+    // The data type reaching the array -> bytes codec, and its fill value.
     let (mut data_type, mut fill_value) = (data_type.clone(), fill_value.clone());
     for codec in codecs.array_to_array_codecs() {
         let next = codec.encoded_data_type(&data_type)?;
         fill_value = codec.encoded_fill_value(&data_type, &fill_value)?;
         data_type = next;
     }
+    let a2b = codecs.array_to_bytes_codec();
+    check_builtin(a2b.as_ref(), &data_type)?;
+
+    // `sharding_indexed` leaves out inner chunks that are all fill value,
+    // so the encoding above never reached the codecs inside a shard: check
+    // its inner chain on one inner chunk, with the data type and fill value
+    // that the array -> array codecs before it hand on.
+    let Some(configuration) = sharding_configuration(a2b.as_ref()) else {
+        return Ok(());
+    };
     let inner = CodecChain::from_metadata(&configuration.codecs)
         .map_err(|e| CodecError::Other(e.to_string()))?;
-    validate_chain(&inner, &configuration.chunk_shape, &data_type, &fill_value)
+    validate_chain(
+        &inner,
+        &configuration.chunk_shape,
+        &data_type,
+        &fill_value,
+        purpose,
+    )
 }
 
-/// Error from [`open_array`].
+/// The configuration of `codec` if it is `sharding_indexed`.
+fn sharding_configuration(
+    codec: &dyn ArrayToBytesCodecTraits,
+) -> Option<zarrs::metadata_ext::codec::sharding::ShardingCodecConfigurationV1> {
+    if codec.name_v3().as_deref() != Some("sharding_indexed") {
+        return None;
+    }
+    let configuration = codec
+        .configuration_v3(&CodecMetadataOptions::default())
+        .and_then(|c| serde_json::to_value(c).ok())
+        .and_then(|c| serde_json::from_value::<ShardingCodecConfiguration>(c).ok());
+    // zarrs created the codec from such a configuration, so this holds.
+    match configuration {
+        Some(ShardingCodecConfiguration::V1(configuration)) => Some(configuration),
+        _ => None,
+    }
+}
+
+/// The data types zarrs' built-in `bytes` decodes wrong: one value per byte
+/// in the low bits, upper bits kept (tensorstore writes `int4` -1 as `0x0f`,
+/// which the built-in reads as 15).
+fn is_sub_byte(name: &str) -> bool {
+    matches!(
+        name,
+        "int2"
+            | "int4"
+            | "uint2"
+            | "uint4"
+            | "float4_e2m1fn"
+            | "float6_e2m3fn"
+            | "float6_e3m2fn"
+            | "complex_float4_e2m1fn"
+            | "complex_float6_e2m3fn"
+            | "complex_float6_e3m2fn"
+    )
+}
+
+/// The signed integer types, whose sign zarrs' built-in `packbits` loses
+/// in a partial read.
+fn is_signed_integer(name: &str) -> bool {
+    matches!(name, "int2" | "int4" | "int8" | "int16" | "int32" | "int64")
+}
+
+/// Refuse zarrs' built-in `bytes` / `packbits` where they would read wrong
+/// values without an error.
+fn check_builtin(
+    codec: &dyn ArrayToBytesCodecTraits,
+    data_type: &DataType,
+) -> Result<(), ArrayError> {
+    let Some(name) = codec.name_v3() else {
+        return Ok(());
+    };
+    let any = codec.as_any();
+    let type_name = data_type_name(data_type);
+    let wrong = match name.as_ref() {
+        "bytes" => !any.is::<BytesCodec>() && is_sub_byte(&type_name),
+        "packbits" => !any.is::<PackBitsCodec>() && is_signed_integer(&type_name),
+        _ => false,
+    };
+    if wrong {
+        return Err(ArrayError::Other(format!(
+            "{name}: data type {type_name} through zarrs' built-in {name} codec would read wrong \
+             values (see the README's \"Overriding zarrs' bytes, ...\"): call \
+             zarrs_extension_codecs::register_overrides() before opening the array \
+             (zarrs_extension_codecs::open_array does)"
+        )));
+    }
+    Ok(())
+}
+
+/// The override check of [`validate_codecs`] alone, for the read paths of
+/// [`ArrayReadExt`](crate::ArrayReadExt). A chain that passed is
+/// remembered (see [`PASSED`]), so a read costs a lookup, not a walk of the
+/// chain (which creates the codecs inside a shard anew).
+pub(crate) fn check_overrides<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
+    let codecs = array.codecs();
+    let a2b = codecs.array_to_bytes_codec();
+    let is_candidate = matches!(
+        a2b.name_v3().as_deref(),
+        Some("bytes" | "packbits" | "sharding_indexed")
+    );
+    if !is_candidate || passed(&codecs) {
+        return Ok(());
+    }
+    check_chain_overrides(&codecs, array.data_type())?;
+    remember(&codecs);
+    Ok(())
+}
+
+/// Codec chains that passed [`check_chain_overrides`], held weakly: while
+/// one is alive (`strong_count() > 0`) no other chain can have its address,
+/// so a match by address is that chain. An array's codecs and data type are
+/// fixed once it is opened, so the result holds for its life.
+static PASSED: std::sync::Mutex<Vec<std::sync::Weak<CodecChain>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many chains [`PASSED`] holds at most.
+const PASSED_CAPACITY: usize = 64;
+
+fn passed(codecs: &Arc<CodecChain>) -> bool {
+    let Ok(passed) = PASSED.lock() else {
+        return false;
+    };
+    passed
+        .iter()
+        .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(codecs)) && w.strong_count() > 0)
+}
+
+fn remember(codecs: &Arc<CodecChain>) {
+    let Ok(mut passed) = PASSED.lock() else {
+        return;
+    };
+    passed.retain(|w| w.strong_count() > 0);
+    if passed.len() >= PASSED_CAPACITY {
+        passed.remove(0);
+    }
+    passed.push(Arc::downgrade(codecs));
+}
+
+fn check_chain_overrides(codecs: &CodecChain, data_type: &DataType) -> Result<(), ArrayError> {
+    let mut data_type = data_type.clone();
+    for codec in codecs.array_to_array_codecs() {
+        data_type = codec.encoded_data_type(&data_type)?;
+    }
+    let a2b = codecs.array_to_bytes_codec();
+    check_builtin(a2b.as_ref(), &data_type)?;
+    if let Some(configuration) = sharding_configuration(a2b.as_ref()) {
+        let inner = CodecChain::from_metadata(&configuration.codecs)
+            .map_err(|e| CodecError::Other(e.to_string()))?;
+        check_chain_overrides(&inner, &data_type)?;
+    }
+    Ok(())
+}
+
+/// The checks of [`validate_codecs`] that reading needs: a fill value that
+/// does not survive the codecs is accepted (see [`open_array`]).
+///
+/// # Errors
+/// As [`validate_codecs`], but for a fill value that the codecs cannot
+/// carry.
+pub fn validate_codecs_for_reading<TStorage: ?Sized>(
+    array: &Array<TStorage>,
+) -> Result<(), ArrayError> {
+    validate(array, Purpose::Read)
+}
+
+/// Why `array` can be read but not written, if its fill value does not
+/// survive its codecs: e.g. zarr-python 3.4.2's default fill value 0.0 in
+/// front of `scale_offset(offset=100, scale=10)` + `cast_value(uint16)`
+/// (`0.0 -> -1000 -> 0 -> 100.0`). The message quotes the spec's clause.
+/// `None` when the fill value survives, or when another check fails first
+/// (see [`validate_codecs`]).
+#[must_use]
+pub fn fill_value_warning<TStorage: ?Sized>(array: &Array<TStorage>) -> Option<String> {
+    match validate(array, Purpose::Write) {
+        Err(e) if crate::codec::is_fill_value_error(&e.to_string()) => Some(e.to_string()),
+        _ => None,
+    }
+}
+
+/// Error from [`open_array`]: what failed, for which array, and, where this
+/// crate knows the cause, what to do ([`open_error_hint`](crate::open_error_hint)).
 #[derive(Debug, thiserror::Error)]
 pub enum OpenArrayError {
     /// The array could not be opened.
-    #[error(transparent)]
-    Create(#[from] ArrayCreateError),
+    #[error("cannot open array {path}: {source}{}", hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Create {
+        /// The array's path in the store.
+        path: String,
+        /// zarrs' error.
+        source: Box<ArrayCreateError>,
+        /// What to do about it, if this crate knows
+        /// ([`open_error_hint`](crate::open_error_hint)).
+        hint: Option<String>,
+    },
     /// A codec refused the array's data type or fill value.
-    #[error(transparent)]
-    Codecs(#[from] ArrayError),
+    #[error("array {path}: {source}")]
+    Codecs {
+        /// The array's path in the store.
+        path: String,
+        /// The codec's error.
+        source: Box<ArrayError>,
+    },
 }
 
-/// [`Array::open`] followed by [`validate_codecs`].
+/// Open an array for reading: [`register_overrides`](crate::register_overrides),
+/// then [`Array::open`], then the checks of [`validate_codecs`] that reading
+/// needs.
+///
+/// Installing the overrides first means `int4`, `packbits` and `transpose`
+/// with order `"C"` / `"F"` read as their specs say, whatever the program
+/// did before. An array whose fill value does not survive its codecs (as
+/// zarr-python 3.4.2 writes with its default fill value 0.0 in front of
+/// `scale_offset` + `cast_value`) opens: its stored chunks decode as
+/// stored and missing chunks read as the fill value, as zarr-python reads
+/// them; writing to it stays refused (run [`validate_codecs`] to see why).
 ///
 /// # Errors
-/// If the array cannot be opened or its codecs refuse its data type or fill value.
+/// If the array cannot be opened (the message says which zarrs feature or
+/// call is missing, where this crate knows) or its codecs refuse its data
+/// type; each names the array's path.
 pub fn open_array<TStorage: ?Sized + ReadableStorageTraits + 'static>(
     storage: Arc<TStorage>,
     path: &str,
 ) -> Result<Array<TStorage>, OpenArrayError> {
-    let array = Array::open(storage, path)?;
-    validate_codecs(&array)?;
+    crate::register_overrides();
+    let array = Array::open(storage, path).map_err(|source| OpenArrayError::Create {
+        path: path.to_string(),
+        hint: crate::open_error_hint(&source),
+        source: Box::new(source),
+    })?;
+    validate_codecs_for_reading(&array).map_err(|source| OpenArrayError::Codecs {
+        path: path.to_string(),
+        source: Box::new(source),
+    })?;
     Ok(array)
 }
 

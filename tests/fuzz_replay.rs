@@ -68,3 +68,13 @@ fn round_trip_corpus() {
 fn differential_corpus() {
     replay("differential");
 }
+
+#[test]
+fn slices_corpus() {
+    replay("slices");
+    let split = fuzz_harness::slices::SPLIT.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        split > 0,
+        "no slices input split a buffer of 2 MiB or more across threads"
+    );
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use zarrs::array::Array;
 use zarrs::filesystem::FilesystemStore;
-use zarrs_extension_codecs::open_array;
+use zarrs_extension_codecs::{open_array, validate_codecs};
 
 /// A one-dimensional array store with the given data type, fill value and codecs.
 fn make_store(
@@ -54,26 +54,86 @@ fn configuration_errors_fail_array_open() {
 }
 
 #[test]
-fn fill_value_that_does_not_round_trip_fails_open_array() {
+fn fill_value_that_does_not_round_trip_refuses_writes_not_reads() {
     let codecs =
         json!([{ "name": "cast_value", "configuration": { "data_type": "uint8" } }, "bytes"]);
     let (_dir, store) = make_store("float64", json!(0.5), codecs);
     // zarrs itself opens it ...
-    Array::open(store.clone(), "/").unwrap();
-    // ... `open_array` runs the codecs' checks at once.
-    let error = open_array(store.clone(), "/").unwrap_err().to_string();
+    let array = Array::open(store.clone(), "/").unwrap();
+    // ... `validate_codecs` (reading and writing) says why it cannot be
+    // written, quoting the spec ...
+    let error = validate_codecs(&array).unwrap_err().to_string();
     assert!(
-        error.contains("cast_value: fill value 0.5 does not survive encode then decode"),
+        error.contains("cast_value: fill value 0.5 does not survive encode then decode")
+            && error.contains("MUST treat this as an error"),
         "{error}"
     );
-    // Without `open_array`, zarrs reads a missing chunk as the fill value
-    // without consulting the codecs; the first chunk written says it.
-    let array = Array::open(store, "/").unwrap();
+    // ... `open_array` (reading) opens it: a missing chunk reads as the
+    // fill value, as in zarr-python ...
+    let array = open_array(store, "/").unwrap();
+    let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    assert_eq!(values, [0.5; 10]);
+    // ... and the first chunk written says it.
     let error = array
         .store_chunk(&[0], vec![1.0f64; 5])
         .unwrap_err()
         .to_string();
-    assert!(error.contains("fill value 0.5"), "{error}");
+    assert!(
+        error.contains("fill value 0.5") && error.contains("writing is refused"),
+        "{error}"
+    );
+}
+
+/// `open_array`'s errors name the array's path, and what to do where the
+/// crate knows: the zarrs feature of a codec, `register_overrides()`, or
+/// (only for a name nobody implements) whether the crate is linked.
+#[test]
+fn open_array_errors_say_what_to_do() {
+    let (_dir, store) = make_store(
+        "float64",
+        json!(0.0),
+        json!([{ "name": "bytes", "configuration": { "endian": "little" } }, { "name": "lz5" }]),
+    );
+    let error = open_array(store, "/").unwrap_err().to_string();
+    assert!(
+        error.starts_with("cannot open array /: ")
+            && error.contains("codec lz5 is not supported")
+            && error.contains("lz5 is a codec neither zarrs")
+            && error.contains("is zarrs_extension_codecs linked?"),
+        "{error}"
+    );
+
+    // A codec zarrs has behind a feature (all on in this build, so the
+    // error zarrs gives without it is made by hand).
+    use zarrs::array::ArrayCreateError;
+    use zarrs::plugin::{PluginCreateError, PluginUnsupportedError};
+    for (name, feature) in [
+        ("zstd", "zstd"),
+        ("blosc", "blosc"),
+        ("gzip", "gzip"),
+        ("crc32c", "crc32c"),
+        ("sharding_indexed", "sharding"),
+    ] {
+        let error = ArrayCreateError::CodecsCreateError(PluginCreateError::Unsupported(
+            PluginUnsupportedError::new(name.to_string(), "codec".to_string()),
+        ));
+        let hint = zarrs_extension_codecs::open_error_hint(&error).unwrap();
+        assert_eq!(
+            hint,
+            format!(
+                "codec {name} needs zarrs' `{feature}` feature: add it to zarrs' features in Cargo.toml"
+            ),
+        );
+        assert!(!hint.contains("linked"), "{hint}");
+    }
+    // A small float's fill value without zarrs' `microfloat` feature.
+    let error = ArrayCreateError::InvalidFillValueMetadata {
+        data_type_name: "float8_e4m3".to_string(),
+        fill_value_metadata: serde_json::from_value(json!(0.0)).unwrap(),
+    };
+    let hint = zarrs_extension_codecs::open_error_hint(&error).unwrap();
+    assert!(hint.contains("zarrs' `microfloat` feature"), "{hint}");
+    // transpose "C" / "F" without the overrides: tests/first_day.rs.
 }
 
 #[test]
@@ -106,4 +166,34 @@ fn a_valid_array_opens() {
     let array = open_array(store, "/").unwrap();
     let values: Vec<f64> = array.retrieve_array_subset(&array.subset_all()).unwrap();
     assert!(values.iter().all(|v| v.is_nan()));
+}
+
+/// The names `zarrs_feature_of_codec` maps to a feature this test build
+/// turns on are names zarrs knows (spelt as zarrs spells them); a name
+/// without a feature is not in the table.
+#[test]
+fn feature_table_names_are_zarrs_names() {
+    use zarrs::array::codec::api::Codec;
+    use zarrs::metadata::v3::MetadataV3;
+    for name in [
+        "blosc",
+        "zstd",
+        "gzip",
+        "crc32c",
+        "sharding_indexed",
+        "transpose",
+    ] {
+        assert!(
+            zarrs_extension_codecs::zarrs_feature_of_codec(name).is_some(),
+            "{name}"
+        );
+        let metadata: MetadataV3 =
+            serde_json::from_value(json!({ "name": name, "configuration": {} })).unwrap();
+        if let Err(e) = Codec::from_metadata(&metadata) {
+            assert!(!e.to_string().contains("is not supported"), "{name}: {e}");
+        }
+    }
+    for name in ["bytes", "scale_offset", "packbits", "lz5"] {
+        assert_eq!(zarrs_extension_codecs::zarrs_feature_of_codec(name), None);
+    }
 }

@@ -112,11 +112,19 @@ fn check<T: Element + ElementOwned + Pod>(path: &Path, array: &FsArray) -> Optio
         let reference: Vec<T> = match array.retrieve_array_subset(&window) {
             Ok(v) => v,
             Err(e) => {
+                // zarrs' error, after the array's path and the failing
+                // chunk's key.
+                let named = |error: String| {
+                    assert!(
+                        error.starts_with("array /: chunk c") && error.ends_with(&e.to_string()),
+                        "{at}: {error}"
+                    );
+                };
                 let vec = array.retrieve_array_subset_vec::<T>(&window).map(|_| ());
-                assert_eq!(vec.unwrap_err().to_string(), e.to_string(), "{at}");
+                named(vec.unwrap_err().to_string());
                 let mut out = pattern::<T>(window.num_elements_usize());
                 let slice = array.retrieve_array_subset_into_slice(&window, &mut out);
-                assert_eq!(slice.unwrap_err().to_string(), e.to_string(), "{at}");
+                named(slice.unwrap_err().to_string());
                 continue;
             }
         };
@@ -263,13 +271,110 @@ fn wrong_output_length_and_subset_are_errors() {
         .retrieve_array_subset_vec::<f64>(&ArraySubset::new_with_ranges(&[0..1]))
         .unwrap_err();
     assert!(err.to_string().contains("not compatible"), "{err}");
-    // Past the end: zarrs reads the fill value there, and so does the typed read.
+    // Past the end: zarrs reads the fill value there (kept for callers who
+    // want it); the typed reads refuse, naming the window, the array, the
+    // dimension and where to get zarrs' behaviour.
     let shape = array.shape().to_vec();
     let past = ArraySubset::new_with_ranges(&shape.iter().map(|&s| 0..s + 1).collect::<Vec<_>>());
     let reference: Vec<f64> = array.retrieve_array_subset(&past).unwrap();
-    let ours = array.retrieve_array_subset_vec::<f64>(&past).unwrap();
-    assert!(same(&ours, &reference));
-    assert!(ours.last().unwrap().is_nan(), "fill value NaN past the end");
+    assert!(
+        reference.last().unwrap().is_nan(),
+        "fill value NaN past the end"
+    );
+    let err = array
+        .retrieve_array_subset_vec::<f64>(&past)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "retrieve_array_subset_vec: window [0..41, 0..51] reaches outside array / of shape \
+         [40, 50] (dimension 0: 0..41 against 40); zarrs' own retrieve_array_subset reads it \
+         padded with the fill value"
+    );
+    // A window that starts past the end, in the last dimension, and one
+    // whose end overflows u64.
+    for (window, dimension) in [
+        (
+            ArraySubset::new_with_ranges(&[40..41, 0..1]),
+            "dimension 0: 40..41 against 40",
+        ),
+        (
+            ArraySubset::new_with_ranges(&[0..1, 49..51]),
+            "dimension 1: 49..51 against 50",
+        ),
+    ] {
+        let mut out = vec![0f64; window.num_elements_usize()];
+        let err = array
+            .retrieve_array_subset_into_slice(&window, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(dimension), "{err}");
+    }
+    let huge = ArraySubset::new_with_start_shape(vec![1, u64::MAX], vec![1, 2]).unwrap();
+    let err = array
+        .retrieve_array_subset_vec::<f64>(&huge)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("reaches outside"), "{err}");
+}
+
+/// A chunk that fails to decode is named by its key, after the array's
+/// path: a copy of a zarr-python store (gzip + crc32c) with one byte of
+/// chunk `c/1/2` flipped.
+#[test]
+fn a_corrupt_chunk_is_named_by_its_key() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/zarr-python-products/gzip_crc32c_i16.zarr");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("product.zarr");
+    for entry in walk(&source) {
+        let to = copy.join(entry.strip_prefix(&source).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &to).unwrap();
+    }
+    let chunk = copy.join("c/1/2");
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&chunk, bytes).unwrap();
+    let store = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+    let array = zarrs_extension_codecs::open_array(store, "/product.zarr").unwrap();
+    // zarrs' own read does not say which chunk.
+    let plain = array
+        .retrieve_array_subset::<Vec<i16>>(&array.subset_all())
+        .unwrap_err()
+        .to_string();
+    assert!(!plain.contains("c/1/2"), "{plain}");
+    for window in [
+        array.subset_all(),
+        ArraySubset::new_with_ranges(&[20..30, 40..41]),
+    ] {
+        let err = array
+            .retrieve_array_subset_vec::<i16>(&window)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("array /product.zarr: chunk product.zarr/c/1/2: "),
+            "{err}"
+        );
+    }
+    // A window that does not touch the chunk reads.
+    let fine = ArraySubset::new_with_ranges(&[0..16, 0..32]);
+    array.retrieve_array_subset_vec::<i16>(&fine).unwrap();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 #[test]

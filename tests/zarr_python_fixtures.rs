@@ -97,3 +97,131 @@ fn undecodable_chunks_are_errors() {
         );
     }
 }
+
+fn products_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zarr-python-products")
+}
+
+/// A read through `ArrayReadExt` (into the element type of the fixture's
+/// data type), as native-endian bytes.
+fn read_typed(
+    array: &Array<FilesystemStore>,
+    data_type: &str,
+    subset: &ArraySubset,
+) -> Result<Vec<u8>, String> {
+    use zarrs_extension_codecs::ArrayReadExt;
+    fn bytes<T: Copy, const N: usize>(values: Vec<T>, to: fn(T) -> [u8; N]) -> Vec<u8> {
+        values.into_iter().flat_map(to).collect()
+    }
+    let e = |e: zarrs::array::ArrayError| e.to_string();
+    Ok(match data_type {
+        "float64" => bytes(
+            array.retrieve_array_subset_vec::<f64>(subset).map_err(e)?,
+            f64::to_ne_bytes,
+        ),
+        "float32" => bytes(
+            array.retrieve_array_subset_vec::<f32>(subset).map_err(e)?,
+            f32::to_ne_bytes,
+        ),
+        "int16" => bytes(
+            array.retrieve_array_subset_vec::<i16>(subset).map_err(e)?,
+            i16::to_ne_bytes,
+        ),
+        other => return Err(format!("no typed read for {other}")),
+    })
+}
+
+/// Stores shaped like real products, written by zarr-python 3.4.2
+/// (`scripts/python/make_fixtures_products.py`): blosc and zstd inside
+/// sharding, zarr-python's default zstd, gzip + crc32c, and fill values that
+/// do not survive scale_offset + cast_value (unsharded and inside
+/// sharding). Whole and in windows, through zarrs' own read after
+/// `Array::open` and through `open_array` + `ArrayReadExt`, every value
+/// equals what zarr-python read.
+#[test]
+fn products_match_zarr_python() {
+    let all = fixtures(&products_dir());
+    let mut failures = Vec::new();
+    for fixture in &all {
+        let data_type = {
+            let array = open(&fixture.store);
+            NumericType::from_data_type(array.data_type()).expect("numeric fixture")
+        };
+        let expected = le_to_ne(&fixture.expected, data_type.size());
+        let store = Arc::new(FilesystemStore::new(&fixture.store).unwrap());
+        let opened = match zarrs_extension_codecs::open_array(store, "/") {
+            Ok(array) => array,
+            Err(e) => {
+                failures.push(format!("{}: open_array: {e}", fixture.name));
+                continue;
+            }
+        };
+        let plain = open(&fixture.store);
+        let shape = plain.shape().to_vec();
+        let name = fixture.meta["data_type"].as_str().unwrap();
+        let mut windows = vec![(vec![0; shape.len()], shape.clone())];
+        for subset in fixture.meta["subsets"].as_array().into_iter().flatten() {
+            windows.push((u64s(&subset["start"]), u64s(&subset["shape"])));
+        }
+        for (start, sub_shape) in windows {
+            let want = slice(&expected, &shape, &start, &sub_shape, data_type.size());
+            let subset = ArraySubset::new_with_start_shape(start.clone(), sub_shape).unwrap();
+            for (how, got) in [
+                ("zarrs' read", read(&plain, &subset)),
+                ("ArrayReadExt", read_typed(&opened, name, &subset)),
+            ] {
+                if let Err(e) = got.and_then(|got| compare(data_type, &got, &want)) {
+                    failures.push(format!("{}: {how} at {start:?}: {e}", fixture.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(all.len(), 7, "expected every product fixture");
+}
+
+/// The arrays whose fill value does not survive the codecs read (above),
+/// but writing stays refused, and `validate_codecs` / `fill_value_warning`
+/// say why, quoting the spec.
+#[test]
+fn a_fill_value_that_does_not_survive_refuses_writes_only() {
+    for name in [
+        "fill_so_cv_u16_clamp",
+        "fill_so_cv_u16_wrap",
+        "sharded_fill_so_cv_u16_clamp",
+    ] {
+        let path = products_dir().join(format!("{name}.zarr"));
+        // A copy: the write below must not touch the fixture.
+        let dir = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_file() {
+                std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+            }
+        }
+        let store = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+        let array = zarrs_extension_codecs::open_array(store, "/").unwrap();
+        let error = zarrs_extension_codecs::validate_codecs(&array)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("cast_value: fill value -1000.0 does not survive encode then decode")
+                && error.contains("MUST treat this as an error")
+                && error.contains("reading is allowed"),
+            "{name}: {error}"
+        );
+        let warning = zarrs_extension_codecs::fill_value_warning(&array).unwrap();
+        assert_eq!(warning, error);
+        let write = array
+            .store_array_subset(
+                &ArraySubset::new_with_ranges(&[0..2, 0..2]),
+                vec![150.0f64; 4],
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(write.contains("writing is refused"), "{name}: {write}");
+    }
+    // An array whose fill value survives has no warning.
+    let array = open(&products_dir().join("sharded_so_cv_zstd.zarr"));
+    assert_eq!(zarrs_extension_codecs::fill_value_warning(&array), None);
+}

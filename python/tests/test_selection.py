@@ -159,3 +159,43 @@ def test_arrays_created_with_the_classes_read_back() -> None:
     data = np.array([1, 1.25, 2, -3, 0.5, 1], dtype="float32")
     arr[:] = data
     np.testing.assert_array_equal(arr[:], data)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "zarr.core.codec_pipeline.BatchedCodecPipeline",
+        "zarr.core.codec_pipeline.FusedCodecPipeline",
+    ],
+)
+def test_pipelines_decode_off_zarrs_event_loop(pipeline: str, monkeypatch) -> None:
+    """Both of zarr's pipelines reach these classes, and neither runs their
+    kernels on zarr's event-loop thread (``zarr_io``)."""
+    threads: list[str] = []
+    for cls in (zec.ScaleOffset, zec.CastValue):
+        original = cls._decode_sync
+
+        def probe(self, chunk_array, chunk_spec, _original=original):
+            import threading
+
+            threads.append(threading.current_thread().name)
+            return _original(self, chunk_array, chunk_spec)
+
+        monkeypatch.setattr(cls, "_decode_sync", probe)
+    with zarr.config.set({"codec_pipeline.path": pipeline}), zec.enable():
+        arr = zarr.create_array(
+            store={},
+            shape=(64,),
+            chunks=(8,),
+            dtype="float64",
+            filters=[
+                {"name": "scale_offset", "configuration": {"scale": 4}},
+                {"name": "cast_value", "configuration": {"data_type": "int16"}},
+            ],
+            compressors=None,
+        )
+        data = np.arange(64) / 4
+        arr[:] = data
+        np.testing.assert_array_equal(arr[:], data)
+    assert len(threads) == 2 * 8
+    assert "zarr_io" not in threads

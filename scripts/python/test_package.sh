@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package's checks: builds python/ (maturin, release) into the
+# The Python package's checks: builds python/ (maturin, dev profile) into the
 # repository's .venv, then ruff (lint and format) and its pytest suite, with
 # the small hypothesis profile unless HYPOTHESIS_PROFILE says otherwise
 # (`HYPOTHESIS_PROFILE=zec-local` for the long run).
@@ -13,8 +13,11 @@ cd "$(dirname "$0")/../.."
 bash scripts/python/setup_venv.sh
 export PATH="${PWD}/.venv/bin:${PATH}"
 # No build isolation: maturin is pinned in the venv, and the build reuses
-# the workspace's target/ directory.
-.venv/bin/python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall ./python
+# the workspace's target/ directory. The dev profile (about a minute on two
+# cores, against four or more for release) is enough to test with; a wheel
+# to ship or benchmark comes from `maturin build --release` (in python/).
+MATURIN_PEP517_ARGS="--profile dev" \
+    .venv/bin/python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall ./python
 cargo clippy -p zarrs_extension_codecs_python --all-targets -- -D warnings
 .venv/bin/ruff check python
 .venv/bin/ruff format --check python

@@ -29,8 +29,9 @@ pub(crate) trait ElementwiseDecode: Send + Sync + 'static {
     /// Encode the array's fill value, or say why it cannot be: the strict
     /// check that `encoded_fill_value` cannot make (see
     /// [`tolerant_fill_value`](crate::codec::tolerant_fill_value)). Run by
-    /// `encode`, `decode` and the partial decoder, where zarrs passes the
-    /// real fill value.
+    /// `encode` and `validate_codecs`, where zarrs passes the real fill
+    /// value, and by the partial decoder (which tolerates a fill value the
+    /// codec cannot carry).
     fn checked_fill_value(
         &self,
         decoded_data_type: &DataType,
@@ -118,7 +119,9 @@ fn pick<'a>(
 }
 
 impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
-    /// Check the fill value, then wrap `input_handle`.
+    /// Check the fill value, then wrap `input_handle`. A fill value the
+    /// codec cannot carry (see [`FILL_VALUE_CLAUSE`](crate::codec::FILL_VALUE_CLAUSE))
+    /// is inexact: missing chunks read as it, stored ones decode as stored.
     pub(crate) fn checked(
         codec: Arc<C>,
         input_handle: Arc<T>,
@@ -126,13 +129,18 @@ impl<C: ElementwiseDecode, T: ?Sized> ElementwisePartialDecoder<C, T> {
         decoded_data_type: &DataType,
         fill_value: &FillValue,
     ) -> Result<Arc<Self>, CodecError> {
-        let encoded = codec.checked_fill_value(decoded_data_type, fill_value)?;
-        let decoded = codec.decode_elements(
-            ArrayBytes::new_flen(encoded.as_ne_bytes().to_vec()),
-            decoded_data_type,
-            &CodecOptions::default(),
-        )?;
-        let exact = decoded.into_fixed()?.as_ref() == fill_value.as_ne_bytes();
+        let exact = match codec.checked_fill_value(decoded_data_type, fill_value) {
+            Ok(encoded) => {
+                let decoded = codec.decode_elements(
+                    ArrayBytes::new_flen(encoded.as_ne_bytes().to_vec()),
+                    decoded_data_type,
+                    &CodecOptions::default(),
+                )?;
+                decoded.into_fixed()?.as_ref() == fill_value.as_ne_bytes()
+            }
+            Err(e) if crate::codec::is_fill_value_error(&e.to_string()) => false,
+            Err(e) => return Err(e),
+        };
         Ok(Arc::new(Self::new(
             codec,
             input_handle,

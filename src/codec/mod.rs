@@ -131,6 +131,24 @@ pub(crate) fn tolerant_fill_value(
     checked.unwrap_or_else(|_| FillValue::new(vec![0; encoded_size]))
 }
 
+/// The clause every error about a fill value that the codecs cannot carry
+/// ends with: such an array can be read (as zarr-python reads it) but not
+/// written. [`is_fill_value_error`] finds it.
+pub(crate) const FILL_VALUE_CLAUSE: &str = "writing is refused (cast_value spec, \"If the fill \
+    value cannot survive a round-trip cast, implementations MUST treat this as an error\", so \
+    that partial chunks decode right); reading is allowed: open_array and zarrs' own reads \
+    return the stored chunks, and missing chunks as the fill value, as zarr-python does";
+
+/// An error about the fill value, `detail` followed by [`FILL_VALUE_CLAUSE`].
+pub(crate) fn fill_value_error(detail: String) -> CodecError {
+    CodecError::Other(format!("{detail}: {FILL_VALUE_CLAUSE}"))
+}
+
+/// Whether `message` is an error of [`fill_value_error`].
+pub(crate) fn is_fill_value_error(message: &str) -> bool {
+    message.contains(FILL_VALUE_CLAUSE)
+}
+
 /// The number of elements of a chunk of `shape`, or an error naming the
 /// codec if it does not fit in a `u64` (a plain `product()` would panic in
 /// debug builds and wrap in release builds).

@@ -2,7 +2,7 @@
 //! async stores (e.g. `zarrs_object_store`).
 
 use bytemuck::Pod;
-use zarrs::array::{Array, ArrayError, ArraySubsetTraits, CodecOptions, Element};
+use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOptions, Element};
 use zarrs::storage::AsyncReadableStorageTraits;
 
 use super::{check_output, checked_output_len, output, whole_view};
@@ -88,7 +88,42 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
         )?;
         let shape = subset.shape().to_vec();
         let mut view = whole_view(out, &shape)?;
-        self.async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+        match self
+            .async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
             .await
+        {
+            Ok(()) => Ok(()),
+            Err(error) => Err(locate(self, subset, error, options).await),
+        }
     }
+}
+
+/// The async twin of [`super::locate`]: `error` with the array's path and
+/// the key of the first chunk that fails when read alone.
+async fn locate<S: ?Sized + AsyncReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    subset: &dyn ArraySubsetTraits,
+    error: ArrayError,
+    options: &CodecOptions,
+) -> ArrayError {
+    let path = array.path();
+    if let Ok(Some(chunks)) = array.chunks_in_array_subset(subset) {
+        for indices in &chunks.indices() {
+            let Some(part) = array
+                .chunk_subset_bounded(&indices)
+                .ok()
+                .and_then(|chunk| chunk.overlap(subset).ok())
+            else {
+                break;
+            };
+            if let Err(e) = array
+                .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options)
+                .await
+            {
+                let key = array.chunk_key(&indices);
+                return ArrayError::Other(format!("array {path}: chunk {key}: {e}"));
+            }
+        }
+    }
+    ArrayError::Other(format!("array {path}: {error}"))
 }

@@ -20,14 +20,23 @@
 //! give exactly what `retrieve_array_subset::<Vec<T>>` gives. Absent chunks
 //! read as the fill value, as there.
 //!
+//! Unlike zarrs' own reads, a window that reaches outside the array is an
+//! error (zarrs pads it with the fill value without a word: call zarrs'
+//! `retrieve_array_subset` / `retrieve_array_subset_into_opt` where that is
+//! what you want), and an error from a chunk names the array's path and the
+//! chunk's key. An array that zarrs' built-in `bytes` or `packbits` would
+//! read wrong is refused with a message naming
+//! [`register_overrides`](crate::register_overrides) (see
+//! [`validate_codecs`](crate::validate_codecs)).
+//!
 //! ```no_run
 //! use std::sync::Arc;
-//! use zarrs::array::{Array, ArraySubset};
-//! use zarrs_extension_codecs::ArrayReadExt;
+//! use zarrs::array::ArraySubset;
+//! use zarrs_extension_codecs::{ArrayReadExt, open_array};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Arc::new(zarrs::filesystem::FilesystemStore::new("product.zarr")?);
-//! let array = Array::open(store, "/reflectance")?;
+//! let array = open_array(store, "/reflectance")?;
 //!
 //! // The whole array, into a new vector.
 //! let all: Vec<f64> = array.retrieve_array_subset_vec::<f64>(&array.subset_all())?;
@@ -51,8 +60,8 @@ pub(crate) mod output;
 use bytemuck::Pod;
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
-    Array, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, ArraySubsetTraits, CodecOptions,
-    DataType, Element, ElementError,
+    Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, ArraySubsetTraits,
+    CodecOptions, DataType, Element, ElementError,
 };
 use zarrs::storage::ReadableStorageTraits;
 
@@ -68,8 +77,11 @@ pub trait ArrayReadExt {
     ///
     /// # Errors
     /// If `T` does not match the array's data type (see [`Element`]), the
-    /// data type has no fixed size, `subset` does not fit the array, or a
-    /// chunk cannot be read or decoded.
+    /// data type has no fixed size, `subset` reaches outside the array (use
+    /// zarrs' `retrieve_array_subset` to read it padded with the fill
+    /// value), the array needs [`register_overrides`](crate::register_overrides)
+    /// to read right, or a chunk cannot be read or decoded (the error names
+    /// the array's path and the chunk's key).
     fn retrieve_array_subset_vec<T: Element + Pod>(
         &self,
         subset: &dyn ArraySubsetTraits,
@@ -123,7 +135,7 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     ) -> Result<Vec<T>, ArrayError> {
         let len = checked_output_len::<T>("retrieve_array_subset_vec", self, subset)?;
         let mut out = output::zeroed_output::<T>(len, options.concurrent_target());
-        self.retrieve_array_subset_into_slice_opt(subset, &mut out, options)?;
+        read_checked(self, subset, &mut out, options)?;
         Ok(out)
     }
 
@@ -135,9 +147,52 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     ) -> Result<(), ArrayError> {
         let call = "retrieve_array_subset_into_slice";
         check_output::<T>(call, self, subset, out.len())?;
-        let shape = subset.shape().to_vec();
-        let mut view = whole_view(out, &shape)?;
-        self.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+        read_checked(self, subset, out, options)
+    }
+}
+
+/// Decode `subset` into `out`, whose length and element type are checked.
+fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
+    array: &Array<S>,
+    subset: &dyn ArraySubsetTraits,
+    out: &mut [T],
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let shape = subset.shape().to_vec();
+    let mut view = whole_view(out, &shape)?;
+    array
+        .retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+        .map_err(|error| locate(array, subset, error, options))
+}
+
+/// `error`, from reading `subset` of `array`, with the array's path and the
+/// key of the first chunk that fails when read alone (zarrs' errors do not
+/// say which chunk failed). Costs a second read of the chunks up to that
+/// one, on the error path only.
+fn locate<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    subset: &dyn ArraySubsetTraits,
+    error: ArrayError,
+    options: &CodecOptions,
+) -> ArrayError {
+    let path = array.path();
+    let failing = || -> Option<(String, ArrayError)> {
+        let chunks = array.chunks_in_array_subset(subset).ok()??;
+        for indices in &chunks.indices() {
+            let part = array
+                .chunk_subset_bounded(&indices)
+                .ok()?
+                .overlap(subset)
+                .ok()?;
+            if let Err(e) = array.retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options) {
+                return Some((array.chunk_key(&indices).to_string(), e));
+            }
+        }
+        None
+    };
+    match failing() {
+        Some((key, e)) => ArrayError::Other(format!("array {path}: chunk {key}: {e}")),
+        None => ArrayError::Other(format!("array {path}: {error}")),
     }
 }
 
@@ -154,6 +209,8 @@ pub(crate) fn checked_output_len<T: Element + Pod>(
             array.shape().to_vec(),
         ));
     }
+    check_inside(call, array, subset)?;
+    crate::validate::check_overrides(array)?;
     let elements = subset.num_elements();
     usize::try_from(elements)
         .ok()
@@ -167,6 +224,42 @@ pub(crate) fn checked_output_len<T: Element + Pod>(
                 subset.to_array_subset()
             ))
         })
+}
+
+/// `subset` must lie inside the array: zarrs pads the part outside with the
+/// fill value, which hides an off-by-one in the caller's window.
+fn check_inside(
+    call: &str,
+    array: &Array<impl ?Sized>,
+    subset: &dyn ArraySubsetTraits,
+) -> Result<(), ArrayError> {
+    let shape = array.shape();
+    let start = subset.start();
+    let outside = subset
+        .shape()
+        .iter()
+        .zip(start.iter())
+        .zip(shape)
+        .position(|((&len, &start), &dim)| start.checked_add(len).is_none_or(|end| end > dim));
+    if let Some(axis) = outside {
+        // Not `ArraySubset`'s Display, whose `start + len` overflows.
+        let ranges: Vec<String> = start
+            .iter()
+            .zip(subset.shape().iter())
+            .map(|(&s, &len)| format!("{s}..{}", s.saturating_add(len)))
+            .collect();
+        return Err(ArrayError::Other(format!(
+            "{call}: window {} reaches outside array {} of shape {shape:?} (dimension {axis}: \
+             {}..{} against {}); zarrs' own retrieve_array_subset reads it padded with the fill \
+             value",
+            format_args!("[{}]", ranges.join(", ")),
+            array.path(),
+            start[axis],
+            start[axis].saturating_add(subset.shape()[axis]),
+            shape[axis],
+        )));
+    }
+    Ok(())
 }
 
 /// As [`checked_output_len`], and the caller's buffer must hold exactly the subset.

@@ -16,8 +16,10 @@
 
 pub mod input;
 pub mod model;
+pub mod slices;
 pub mod targets;
 
+pub use slices::slices;
 pub use targets::{configuration, decode, differential, round_trip};
 
 /// A target: its name and its body.
@@ -25,9 +27,10 @@ pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [Target; 4] = [
+pub const TARGETS: [Target; 5] = [
     ("configuration", configuration),
     ("decode", decode),
     ("round_trip", round_trip),
     ("differential", differential),
+    ("slices", slices),
 ];

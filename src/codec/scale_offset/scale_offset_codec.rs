@@ -18,8 +18,8 @@ use zarrs::plugin::{PluginCreateError, ZarrVersion};
 use super::{SCALE_OFFSET, ScaleOffsetCodecConfiguration};
 use crate::codec::parallel::{part_count, try_collect_parts, try_parts};
 use crate::codec::{
-    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, numeric_type,
-    tolerant_fill_value,
+    ElementwiseDecode, ElementwisePartialDecoder, check_chunk_len, config_error, fill_value_error,
+    numeric_type, tolerant_fill_value,
 };
 use crate::kernels::scale_offset::{
     Direction, ScaleOffsetError, apply_bytes, apply_uninit, encode_bytes, skips,
@@ -216,7 +216,7 @@ impl Params {
             )));
         }
         encode_bytes(data_type, &mut bytes, &self.offset, &self.scale).map_err(|e| match e {
-            ScaleOffsetError::Element { value, reason, .. } => CodecError::Other(format!(
+            ScaleOffsetError::Element { value, reason, .. } => fill_value_error(format!(
                 "{SCALE_OFFSET}: fill value {value} of {data_type}: {reason}"
             )),
             e => kernel_error(Direction::Encode, data_type, &e),
@@ -365,8 +365,10 @@ impl ArrayToArrayCodecTraits for ScaleOffsetCodec {
         fill_value: &FillValue,
         options: &CodecOptions,
     ) -> Result<ArrayBytes<'a>, CodecError> {
+        // The fill value plays no part in decoding a stored chunk
+        // (`codec::FILL_VALUE_CLAUSE`).
+        let _ = fill_value;
         let params = self.params(data_type)?;
-        params.encode_fill_value(fill_value)?;
         let threads = options.concurrent_target();
         params.apply_chunk(Direction::Decode, bytes, shape, threads)
     }

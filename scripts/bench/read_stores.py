@@ -20,9 +20,10 @@ import sys
 import time
 from pathlib import Path
 
+import bench_stores
 import numpy as np
 import zarr
-from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec
+from zarr.codecs import BytesCodec, ShardingCodec
 
 SHAPE = (4096, 8192)
 CHUNKS = (1024, 1024)
@@ -35,14 +36,7 @@ N_WINDOWS = 256
 
 
 def chain():
-    return [
-        ScaleOffset(offset=-10, scale=0.1),
-        CastValue(
-            data_type="uint8",
-            rounding="nearest-even",
-            scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
-        ),
-    ]
+    return bench_stores.chain(offset=-10, scale=0.1, data_type="uint8")
 
 
 def values() -> np.ndarray:
@@ -63,48 +57,13 @@ def write(root: Path) -> None:
             "serializer": ShardingCodec(chunk_shape=INNER, codecs=[*chain(), BytesCodec()]),
         },
     }
-    arrays = []
     for name, layout in layouts.items():
-        arr = zarr.create_array(
-            store=str(root / name),
-            shape=SHAPE,
-            dtype="float64",
-            fill_value=np.nan,
-            compressors=None,
-            overwrite=True,
-            **layout,
-        )
-        arr[...] = data
-        arrays.append(arr)
-    # Check both read back as written before anyone times them.
-    for arr in arrays:
-        np.testing.assert_array_equal(arr[...], data)
+        bench_stores.write_checked(root / name, data, **layout)
     print(f"wrote {root}/whole.zarr and {root}/sharded.zarr with zarr {zarr.__version__}")
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
-    # SplitMix64, as in benches/read.rs.
-    state = 0x5EED_0000 + (1 if aligned else 2)
-    mask = (1 << 64) - 1
-
-    def nxt() -> int:
-        nonlocal state
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        return z ^ (z >> 31)
-
-    out = []
-    for _ in range(N_WINDOWS):
-        if aligned:
-            y = (nxt() % (SHAPE[0] // WINDOW)) * WINDOW
-            x = (nxt() % (SHAPE[1] // WINDOW)) * WINDOW
-        else:
-            y = nxt() % (SHAPE[0] - WINDOW + 1)
-            x = nxt() % (SHAPE[1] - WINDOW + 1)
-        out.append((y, x))
-    return out
+    return bench_stores.window_offsets(SHAPE, WINDOW, N_WINDOWS, aligned)
 
 
 def configure(pipeline: str, workers: int) -> None:

@@ -21,9 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import bench_stores
 import numpy as np
 import zarr
-from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec, ZstdCodec
+from zarr.codecs import BytesCodec, ShardingCodec, ZstdCodec
 
 SHAPE = (8192, 4096)
 SHARDS = (2048, 2048)
@@ -33,14 +34,7 @@ N_WINDOWS = 32
 
 
 def chain():
-    return [
-        ScaleOffset(offset=-100, scale=10),
-        CastValue(
-            data_type="uint16",
-            rounding="nearest-even",
-            scalar_map={"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
-        ),
-    ]
+    return bench_stores.chain(offset=-100, scale=10, data_type="uint16")
 
 
 def values() -> np.ndarray:
@@ -56,21 +50,14 @@ def values() -> np.ndarray:
 
 def write(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    data = values()
-    arr = zarr.create_array(
-        store=str(root / "sharded.zarr"),
-        shape=SHAPE,
-        dtype="float64",
-        fill_value=np.nan,
+    bench_stores.write_checked(
+        root / "sharded.zarr",
+        values(),
         chunks=SHARDS,
         serializer=ShardingCodec(
             chunk_shape=INNER, codecs=[*chain(), BytesCodec(), ZstdCodec(level=3)]
         ),
-        compressors=None,
-        overwrite=True,
     )
-    arr[...] = data
-    np.testing.assert_array_equal(arr[...], data)
     size = sum(
         p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file()
     )
@@ -80,28 +67,7 @@ def write(root: Path) -> None:
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
-    # SplitMix64, as in benches/remote.rs.
-    state = 0x5EED_0000 + (1 if aligned else 2)
-    mask = (1 << 64) - 1
-
-    def nxt() -> int:
-        nonlocal state
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        return z ^ (z >> 31)
-
-    out = []
-    for _ in range(N_WINDOWS):
-        if aligned:
-            y = (nxt() % (SHAPE[0] // WINDOW)) * WINDOW
-            x = (nxt() % (SHAPE[1] // WINDOW)) * WINDOW
-        else:
-            y = nxt() % (SHAPE[0] - WINDOW + 1)
-            x = nxt() % (SHAPE[1] - WINDOW + 1)
-        out.append((y, x))
-    return out
+    return bench_stores.window_offsets(SHAPE, WINDOW, N_WINDOWS, aligned)
 
 
 def server_counts(server: str) -> tuple[int, int]:

@@ -2,9 +2,9 @@
 """Write the zarr-python reference fixtures for the `scale_offset` and `cast_value` codecs.
 
     bash scripts/python/setup_venv.sh
-    .venv/bin/python scripts/python/make_fixtures.py
+    .venv/bin/python scripts/python/make_fixtures.py [OUT_DIR]
 
-Deletes and re-creates fixtures/zarr-python/. For each fixture NAME it writes:
+Deletes and re-creates OUT_DIR (default fixtures/zarr-python/). For each fixture NAME it writes:
 
     NAME.zarr/            a Zarr v3 store written by zarr-python (LocalStore); its zarr.json is
                           exactly what zarr-python wrote
@@ -30,18 +30,18 @@ import shutil
 import sys
 import warnings
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import zarr
 from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ShardingCodec
-from zarr.storage import LocalStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import zarr_common as zc  # noqa: E402
+import zarr_common as zc
 
 # zarr-python warns that sharding disables partial reads/writes; irrelevant here.
 warnings.filterwarnings("ignore", message="Combining a `sharding_indexed` codec")
@@ -902,20 +902,16 @@ def write_fixture(f: Fixture, out_dir: Path) -> dict[str, Any]:
         inp[r] = fill_array(inp[r].shape, f.dtype, f.fill_value)
 
     store_path = out_dir / f"{f.name}.zarr"
-    kwargs = f.make_codecs()
-    arr = zarr.create_array(
-        store=LocalStore(store_path),
+    zc.create_and_write_regions(
+        store_path,
         shape=f.shape,
         chunks=f.chunks,
         dtype=f.dtype,
         fill_value=f.fill_value,
-        zarr_format=3,
-        **kwargs,
+        codec_kwargs=f.make_codecs(),
+        regions=f.regions,
+        source=inp,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for r in f.regions:
-            arr[r] = inp[r]
 
     meta = zc.load_json(store_path / "zarr.json")
     stored = sorted(zc.store_keys(store_path))
@@ -973,12 +969,7 @@ def write_fixture(f: Fixture, out_dir: Path) -> dict[str, Any]:
             for st, sz, n in zip(s["start"], s["shape"], f.shape):
                 assert 0 <= st and sz >= 1 and st + sz <= n, (f.name, s)
             # zarr-python agrees on every subset with the whole-array read.
-            sel = tuple(slice(st, st + sz) for st, sz in zip(s["start"], s["shape"]))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                part = np.asarray(zc.open_array(store_path)[sel])
-            d = zc.first_array_difference(part, expected[sel])
-            assert d is None, (f.name, s, d)
+            zc.check_subset(store_path, expected, s["start"], s["shape"], (f.name, s))
         info["subsets"] = subsets
         info["notes"] = f.notes
         self_check(f, store_path, inp)
@@ -1123,17 +1114,15 @@ def probe_refused() -> list[str]:
 
 
 def main() -> int:
-    if zarr.__version__ != "3.4.2":
-        print(f"warning: zarr {zarr.__version__} (fixtures were designed with 3.4.2)", file=sys.stderr)
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
-    err_dir = OUT / "decode_errors"
+    # An output directory other than fixtures/zarr-python may be given (to compare a fresh run).
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    zc.fresh_output_dir(out)
+    err_dir = out / "decode_errors"
     err_dir.mkdir()
 
     rows = []
     for f in fixtures():
-        info = write_fixture(f, OUT)
+        info = write_fixture(f, out)
         rows.append(info)
         print(f"wrote {f.name}: {len(info['stored_keys'])} stored keys")
     err_rows = []
@@ -1162,10 +1151,10 @@ def main() -> int:
     readme += "| --- | --- | --- | --- | --- |\n"
     readme += "\n".join(row(i, "decode_errors/") for i in err_rows) + "\n"
     readme += README_TAIL.format(refused="\n".join(probe_refused()))
-    (OUT / "README.md").write_text(readme)
+    (out / "README.md").write_text(readme)
 
-    total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
-    print(f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {OUT}")
+    total = zc.tree_bytes(out)
+    print(f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}")
     return 0
 
 

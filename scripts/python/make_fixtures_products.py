@@ -3,9 +3,10 @@
 that do not survive the codecs.
 
     bash scripts/python/setup_venv.sh
-    .venv/bin/python scripts/python/make_fixtures_products.py
+    .venv/bin/python scripts/python/make_fixtures_products.py [OUT_DIR]
 
-Deletes and re-creates fixtures/zarr-python-products/, in the layout of fixtures/zarr-python/:
+Deletes and re-creates OUT_DIR (default fixtures/zarr-python-products/), in the layout of
+fixtures/zarr-python/:
 
     NAME.zarr/            the store zarr-python wrote (LocalStore)
     NAME.expected.bin     what zarr-python reads from the whole array (little-endian, C order)
@@ -31,7 +32,6 @@ Every array is small (a few KB); the data are seeded.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import warnings
 import zlib
@@ -52,7 +52,6 @@ from zarr.codecs import (
     ScaleOffset,
     ZstdCodec,
 )
-from zarr.storage import LocalStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import zarr_common as zc
@@ -281,35 +280,26 @@ def codec_summary(codec: dict[str, Any]) -> str:
     return name
 
 
-def write(f: Fixture) -> dict[str, Any]:
+def write(f: Fixture, out: Path) -> dict[str, Any]:
     rng = np.random.default_rng(zlib.crc32(f.name.encode()))
     data = f.data(rng, f.shape)
-    store_path = OUT / f"{f.name}.zarr"
-    arr = zarr.create_array(
-        store=LocalStore(store_path),
+    store_path = out / f"{f.name}.zarr"
+    zc.create_and_write_regions(
+        store_path,
         shape=f.shape,
         chunks=f.chunks,
         dtype=f.dtype,
         fill_value=f.fill_value,
-        zarr_format=3,
-        **f.kwargs(),
+        codec_kwargs=f.kwargs(),
+        regions=f.regions,
+        source=data,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for r in f.regions:
-            arr[r] = data[r]
     meta = zc.load_json(store_path / "zarr.json")
     expected = zc.read_whole(store_path)
-    (OUT / f"{f.name}.expected.bin").write_bytes(zc.to_le_bytes(expected))
+    (out / f"{f.name}.expected.bin").write_bytes(zc.to_le_bytes(expected))
     subsets = []
-    reader = zc.open_array(store_path)
     for label, start, shape in f.subsets:
-        sel = tuple(slice(s, s + n) for s, n in zip(start, shape))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            part = np.asarray(reader[sel])
-        diff = zc.first_array_difference(part, expected[sel])
-        assert diff is None, (f.name, label, diff)
+        zc.check_subset(store_path, expected, start, shape, (f.name, label))
         subsets.append({"label": label, "start": list(start), "shape": list(shape)})
     info = {
         "name": f.name,
@@ -328,7 +318,7 @@ def write(f: Fixture) -> dict[str, Any]:
             "numcodecs": version("numcodecs"),
         },
     }
-    (OUT / f"{f.name}.expected.json").write_text(json.dumps(info, indent=2) + "\n")
+    (out / f"{f.name}.expected.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
 
@@ -347,21 +337,17 @@ every subset in `expected.json` was read by zarr-python and matched the whole re
 
 
 def main() -> int:
-    if zarr.__version__ != "3.4.2":
-        print(
-            f"warning: zarr {zarr.__version__}, fixtures are for 3.4.2", file=sys.stderr
-        )
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
+    # An output directory other than the fixtures' may be given (to compare a fresh run).
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    zc.fresh_output_dir(out)
     rows = []
     for f in fixtures():
-        info = write(f)
+        info = write(f, out)
         rows.append(
             f"| `{f.name}` | {info['data_type']} | `{info['codecs_summary']}` | {f.description} |"
         )
         print(f"wrote {f.name}: {len(info['stored_keys'])} stored keys")
-    (OUT / "README.md").write_text(
+    (out / "README.md").write_text(
         README.format(
             zarr=zarr.__version__,
             numcodecs=version("numcodecs"),
@@ -369,8 +355,7 @@ def main() -> int:
             rows="\n".join(rows),
         )
     )
-    total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
-    print(f"{len(rows)} fixtures, {total} bytes in {OUT}")
+    print(f"{len(rows)} fixtures, {zc.tree_bytes(out)} bytes in {out}")
     return 0
 
 

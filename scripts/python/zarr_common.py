@@ -1,4 +1,4 @@
-"""Helpers shared by make_fixtures.py and check_zarrs_written.py.
+"""Helpers shared by make_fixtures*.py and check_zarrs_written.py.
 
 Raw arrays on disk ("*.expected.bin", "*.input.bin") are the little-endian bytes of
 the array in C order, with the data type named by its Zarr v3 name.
@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import zarr
@@ -153,6 +155,60 @@ def write_whole_from_metadata(
         warnings.simplefilter("ignore")
         arr[...] = data
     return arr
+
+
+def create_and_write_regions(
+    store_path: Path,
+    *,
+    shape: tuple[int, ...],
+    chunks: tuple[int, ...],
+    dtype: str,
+    fill_value: Any,
+    codec_kwargs: dict[str, Any],
+    regions: Iterable[tuple[slice, ...]],
+    source: np.ndarray,
+) -> None:
+    """Create a Zarr v3 array in a LocalStore at `store_path` and write `source[r]` for each
+    region `r`, one assignment each, so partly written chunks are stored as zarr-python
+    stores them. `codec_kwargs`: filters, serializer, compressors, shards for create_array."""
+    arr = zarr.create_array(
+        store=LocalStore(store_path),
+        shape=shape,
+        chunks=chunks,
+        dtype=dtype,
+        fill_value=fill_value,
+        zarr_format=3,
+        **codec_kwargs,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in regions:
+            arr[r] = source[r]
+
+
+def check_subset(path: Path, expected: np.ndarray, start: Iterable[int], shape: Iterable[int], what: Any) -> None:
+    """zarr-python reading the subset of the store at `path` gives the same as slicing its
+    whole read `expected`; `what` names the subset in the assertion."""
+    sel = tuple(slice(st, st + sz) for st, sz in zip(start, shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part = np.asarray(open_array(path)[sel])
+    d = first_array_difference(part, expected[sel])
+    assert d is None, (what, d)
+
+
+def fresh_output_dir(out: Path) -> None:
+    """Warn unless zarr-python is 3.4.2 (the fixtures' version), then empty `out`."""
+    if zarr.__version__ != "3.4.2":
+        print(f"warning: zarr {zarr.__version__} (fixtures were designed with 3.4.2)", file=sys.stderr)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+
+def tree_bytes(root: Path) -> int:
+    """Total size of the files below `root`."""
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
 def read_whole(path: Path) -> np.ndarray:

@@ -187,3 +187,50 @@ async fn typed_async_reads_equal_the_sync_ones() {
     }
     assert!(checked >= 8, "only {checked} float64 stores");
 }
+
+/// A store whose chunks do not decode: the typed async read names the array
+/// and a failing chunk, one of those zarr-python fails on too
+/// (`failing_chunk_keys` in `fixtures/zarr-python/decode_errors`).
+#[tokio::test(flavor = "current_thread")]
+async fn typed_async_read_errors_name_a_failing_chunk() {
+    use zarrs_extension_codecs::AsyncArrayReadExt;
+    zarrs_extension_codecs::register_overrides();
+    let dir = zarr_python_fixtures().join("decode_errors");
+    for name in ["cv_u64_f16_clamp_inf", "so_nonexact_division"] {
+        let meta: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        let failing: Vec<&str> = meta["failing_chunk_keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|key| key.as_str().unwrap())
+            .collect();
+        assert!(!failing.is_empty(), "{name}");
+        let object_store =
+            LocalFileSystem::new_with_prefix(dir.join(format!("{name}.zarr"))).unwrap();
+        let array = Array::async_open(Arc::new(AsyncObjectStore::new(object_store)), "/")
+            .await
+            .unwrap();
+        let all = array.subset_all();
+        let result = match meta["data_type"].as_str().unwrap() {
+            "uint64" => array
+                .async_retrieve_array_subset_vec::<u64>(&all)
+                .await
+                .map(drop),
+            "int16" => array
+                .async_retrieve_array_subset_vec::<i16>(&all)
+                .await
+                .map(drop),
+            other => panic!("{name}: data type {other}"),
+        };
+        let error = result.unwrap_err().to_string();
+        assert!(
+            failing
+                .iter()
+                .any(|key| error.starts_with(&format!("array /: chunk {key}: "))),
+            "{name}: {error} (zarr-python fails on {failing:?})"
+        );
+    }
+}

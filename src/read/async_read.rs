@@ -5,7 +5,7 @@ use bytemuck::Pod;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOptions, Element};
 use zarrs::storage::AsyncReadableStorageTraits;
 
-use super::{check_output, checked_output_len, output, whole_view};
+use super::{check_output, checked_output_len, chunk_parts, located, output, whole_view};
 
 /// Typed reads into the caller's memory, for [`Array`] over an async store.
 ///
@@ -106,24 +106,15 @@ async fn locate<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     error: ArrayError,
     options: &CodecOptions,
 ) -> ArrayError {
-    let path = array.path();
-    if let Ok(Some(chunks)) = array.chunks_in_array_subset(subset) {
-        for indices in &chunks.indices() {
-            let Some(part) = array
-                .chunk_subset_bounded(&indices)
-                .ok()
-                .and_then(|chunk| chunk.overlap(subset).ok())
-            else {
-                break;
-            };
-            if let Err(e) = array
-                .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options)
-                .await
-            {
-                let key = array.chunk_key(&indices);
-                return ArrayError::Other(format!("array {path}: chunk {key}: {e}"));
-            }
+    let mut failing = None;
+    for (key, part) in chunk_parts(array, subset) {
+        if let Err(e) = array
+            .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options)
+            .await
+        {
+            failing = Some((key, e));
+            break;
         }
     }
-    ArrayError::Other(format!("array {path}: {error}"))
+    located(array.path(), failing, error)
 }

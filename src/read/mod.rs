@@ -175,22 +175,44 @@ fn locate<S: ?Sized + ReadableStorageTraits + 'static>(
     error: ArrayError,
     options: &CodecOptions,
 ) -> ArrayError {
-    let path = array.path();
-    let failing = || -> Option<(String, ArrayError)> {
-        let chunks = array.chunks_in_array_subset(subset).ok()??;
-        for indices in &chunks.indices() {
+    let failing = chunk_parts(array, subset).find_map(|(key, part)| {
+        array
+            .retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options)
+            .err()
+            .map(|e| (key, e))
+    });
+    located(array.path(), failing, error)
+}
+
+/// The chunks `subset` touches, in C order, each with its key and the part
+/// of `subset` inside it (for [`locate`] and its async twin); ends early at
+/// a chunk whose bounds cannot be worked out.
+fn chunk_parts<'a, S: ?Sized>(
+    array: &'a Array<S>,
+    subset: &'a dyn ArraySubsetTraits,
+) -> impl Iterator<Item = (String, ArraySubset)> + 'a {
+    let chunks = array.chunks_in_array_subset(subset).ok().flatten();
+    chunks
+        .into_iter()
+        .flat_map(|chunks| chunks.indices())
+        .map_while(move |indices| {
             let part = array
                 .chunk_subset_bounded(&indices)
                 .ok()?
                 .overlap(subset)
                 .ok()?;
-            if let Err(e) = array.retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options) {
-                return Some((array.chunk_key(&indices).to_string(), e));
-            }
-        }
-        None
-    };
-    match failing() {
+            Some((array.chunk_key(&indices).to_string(), part))
+        })
+}
+
+/// What [`locate`] returns: `error` with the array's path, or, if a chunk
+/// failed when read alone, that chunk's key and error.
+fn located(
+    path: &zarrs::node::NodePath,
+    failing: Option<(String, ArrayError)>,
+    error: ArrayError,
+) -> ArrayError {
+    match failing {
         Some((key, e)) => ArrayError::Other(format!("array {path}: chunk {key}: {e}")),
         None => ArrayError::Other(format!("array {path}: {error}")),
     }

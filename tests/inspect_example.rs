@@ -12,7 +12,7 @@ mod inspect;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{fixtures, le_to_ne};
+use common::{copy_tree, fixtures, le_to_ne};
 use http_server::HttpServer;
 use zarrs_extension_codecs::numeric::{NumericType, Value};
 
@@ -249,20 +249,6 @@ fn errors_in_words() {
     );
     #[cfg(not(feature = "remote"))]
     let _ = url;
-}
-
-/// Copy the directory tree `from` to `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A group holding two arrays, one of them in a subgroup and with the bare

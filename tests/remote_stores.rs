@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{fixture_names, u64s};
+use common::{copy_tree, fixture_names, u64s};
 use http_server::{HttpServer, Misbehaviour};
 use servers::{PythonServer, fixtures_root};
 use zarrs::array::{Array, ArrayBytes, ArraySubset};
@@ -375,18 +375,6 @@ fn cached_shard_indexes_save_a_request_per_window() {
 
 /// `fixtures/zarr-python/NAME.zarr` copied to a temporary directory.
 fn copy_of(name: &str) -> tempfile::TempDir {
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy_tree(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     copy_tree(
         &fixtures_root().join(format!("zarr-python/{name}.zarr")),

@@ -252,3 +252,17 @@ pub fn nonzero(dims: &[u64]) -> Vec<std::num::NonZeroU64> {
 pub fn zero_fill(data_type: &zarrs::array::DataType) -> zarrs::array::FillValue {
     zarrs::array::FillValue::new(vec![0; data_type.fixed_size().unwrap()])
 }
+
+/// Copy the directory tree `from` to `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

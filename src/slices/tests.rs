@@ -127,6 +127,10 @@ fn lengths_are_errors() {
     ignore = "megabytes across threads; the small tests above reach the same code"
 )]
 fn split_matches_one_piece() {
+    type Kernel = fn(NumericType, &mut [u8], &[u8], &[u8]) -> Result<(), ScaleOffsetError>;
+    type OutOfPlace =
+        fn(NumericType, &[u8], &mut [u8], &[u8], &[u8], usize) -> Result<(), SliceError>;
+    type InPlace = fn(NumericType, &mut [u8], &[u8], &[u8], usize) -> Result<(), SliceError>;
     let n = size(3 << 20, 64) / 8 + 13;
     let mut rng = SplitMix64(7);
     let values: Vec<f64> = (0..n)
@@ -134,50 +138,43 @@ fn split_matches_one_piece() {
         .collect();
     let src = f64_bytes(&values);
     let (offset, scale) = (0.25f64.to_ne_bytes(), 0.1f64.to_ne_bytes());
+    let directions: [(bool, Kernel, OutOfPlace, InPlace); 2] = [
+        (
+            true,
+            encode_bytes,
+            scale_offset_encode,
+            scale_offset_encode_in_place,
+        ),
+        (
+            false,
+            decode_bytes,
+            scale_offset_decode,
+            scale_offset_decode_in_place,
+        ),
+    ];
     for threads in [1, 2, 4] {
-        for encode in [true, false] {
+        for (encode, kernel, out_of_place, in_place_fn) in directions {
             let mut expected = src.clone();
             let mut dst = vec![0u8; src.len()];
             let mut in_place = src.clone();
-            if encode {
-                encode_bytes(NumericType::Float64, &mut expected, &offset, &scale).unwrap();
-                scale_offset_encode(
-                    NumericType::Float64,
-                    &src,
-                    &mut dst,
-                    &offset,
-                    &scale,
-                    threads,
-                )
-                .unwrap();
-                scale_offset_encode_in_place(
-                    NumericType::Float64,
-                    &mut in_place,
-                    &offset,
-                    &scale,
-                    threads,
-                )
-                .unwrap();
-            } else {
-                decode_bytes(NumericType::Float64, &mut expected, &offset, &scale).unwrap();
-                scale_offset_decode(
-                    NumericType::Float64,
-                    &src,
-                    &mut dst,
-                    &offset,
-                    &scale,
-                    threads,
-                )
-                .unwrap();
-                scale_offset_decode_in_place(
-                    NumericType::Float64,
-                    &mut in_place,
-                    &offset,
-                    &scale,
-                    threads,
-                )
-                .unwrap();
-            }
+            kernel(NumericType::Float64, &mut expected, &offset, &scale).unwrap();
+            out_of_place(
+                NumericType::Float64,
+                &src,
+                &mut dst,
+                &offset,
+                &scale,
+                threads,
+            )
+            .unwrap();
+            in_place_fn(
+                NumericType::Float64,
+                &mut in_place,
+                &offset,
+                &scale,
+                threads,
+            )
+            .unwrap();
             assert!(dst == expected, "threads {threads}, encode {encode}");
             assert!(in_place == expected, "threads {threads}, encode {encode}");
         }

@@ -90,6 +90,61 @@ fn report(side: &str, case: &str, seconds: f64, requests: f64, bytes: f64) {
     );
 }
 
+/// Report the median of `times` with the server's counts since the last
+/// reset, per read of `reads`.
+fn report_counts(side: &str, case: &str, times: Vec<f64>, server: &str, reads: usize) {
+    let (requests, bytes) = server_counts(server);
+    let n = reads as f64;
+    report(
+        side,
+        case,
+        median(times),
+        requests as f64 / n,
+        bytes as f64 / n,
+    );
+}
+
+/// Both window cases: the name and the origins of each.
+fn window_cases(shape: &[u64]) -> [(&'static str, Vec<(u64, u64)>); 2] {
+    [
+        ("window aligned", window_offsets(shape, true)),
+        ("window unaligned", window_offsets(shape, false)),
+    ]
+}
+
+/// The window with origin `(y, x)`.
+fn window(y: u64, x: u64) -> ArraySubset {
+    ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW])
+}
+
+/// Time reading every window of both cases through `read` (with `warm`,
+/// after reading them all once) and report them as `side`.
+fn time_windows(
+    side: &str,
+    shape: &[u64],
+    server: &str,
+    warm: bool,
+    read: impl Fn(&ArraySubset) -> Vec<f64>,
+) {
+    for (case, offsets) in window_cases(shape) {
+        if warm {
+            for &(y, x) in &offsets {
+                read(&window(y, x));
+            }
+        }
+        let mut times = vec![];
+        server_counts(server);
+        for &(y, x) in &offsets {
+            let window = window(y, x);
+            let t = Instant::now();
+            let out = read(&window);
+            times.push(t.elapsed().as_secs_f64());
+            drop(out);
+        }
+        report_counts(side, case, times, server, offsets.len());
+    }
+}
+
 fn main() {
     let Ok(url) = std::env::var("ZARRS_REMOTE_URL") else {
         eprintln!("set ZARRS_REMOTE_URL (scripts/bench/remote.sh does); nothing to do");
@@ -116,77 +171,23 @@ fn main() {
         times.push(t.elapsed().as_secs_f64());
         drop(out);
     }
-    let (requests, bytes) = server_counts(&server);
-    let per = reps as f64;
-    report(
-        "zarrs sync",
-        "whole",
-        median(times),
-        requests as f64 / per,
-        bytes as f64 / per,
-    );
-    for aligned in [true, false] {
-        let offsets = window_offsets(&shape, aligned);
-        let case = if aligned {
-            "window aligned"
-        } else {
-            "window unaligned"
-        };
-        let mut times = vec![];
-        server_counts(&server);
-        for &(y, x) in &offsets {
-            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
-            let t = Instant::now();
-            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-            times.push(t.elapsed().as_secs_f64());
-            drop(out);
-        }
-        let (requests, bytes) = server_counts(&server);
-        let n = offsets.len() as f64;
-        report(
-            "zarrs sync",
-            case,
-            median(times),
-            requests as f64 / n,
-            bytes as f64 / n,
-        );
-    }
+    report_counts("zarrs sync", "whole", times, &server, reps);
+    time_windows("zarrs sync", &shape, &server, false, |window| {
+        array.retrieve_array_subset_vec(window).unwrap()
+    });
 
-    // Sync API with the shard indexes kept (`cache_shard_indexes`).
+    // Sync API with the shard indexes kept (`cache_shard_indexes`); warm:
+    // every shard's index once.
     let mut cached = RemoteOptions::default();
     cached.cache_shard_indexes = true;
     let array = Array::open(Arc::new(RemoteStore::open(&url, &cached).unwrap()), "/").unwrap();
-    for aligned in [true, false] {
-        let offsets = window_offsets(&shape, aligned);
-        let case = if aligned {
-            "window aligned"
-        } else {
-            "window unaligned"
-        };
-        // Warm: every shard's index once.
-        for &(y, x) in &offsets {
-            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
-            let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-        }
-        let mut times = vec![];
-        server_counts(&server);
-        for &(y, x) in &offsets {
-            let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
-            let t = Instant::now();
-            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-            times.push(t.elapsed().as_secs_f64());
-            drop(out);
-        }
-        let (requests, bytes) = server_counts(&server);
-        let n = offsets.len() as f64;
-        report(
-            "zarrs sync, indexes cached",
-            case,
-            median(times),
-            requests as f64 / n,
-            bytes as f64 / n,
-        );
-    }
+    time_windows(
+        "zarrs sync, indexes cached",
+        &shape,
+        &server,
+        true,
+        |window| array.retrieve_array_subset_vec(window).unwrap(),
+    );
 
     // Sync API inside a larger rayon pool: zarrs reads the inner chunks of
     // a window on rayon's threads, one request each, so the pool's size
@@ -201,36 +202,9 @@ fn main() {
     ] {
         let array = Array::open(Arc::new(RemoteStore::open(&url, &options).unwrap()), "/").unwrap();
         pool.install(|| {
-            for aligned in [true, false] {
-                let offsets = window_offsets(&shape, aligned);
-                let case = if aligned {
-                    "window aligned"
-                } else {
-                    "window unaligned"
-                };
-                for &(y, x) in &offsets {
-                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
-                    let _: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-                }
-                let mut times = vec![];
-                server_counts(&server);
-                for &(y, x) in &offsets {
-                    let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
-                    let t = Instant::now();
-                    let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-                    times.push(t.elapsed().as_secs_f64());
-                    drop(out);
-                }
-                let (requests, bytes) = server_counts(&server);
-                let n = offsets.len() as f64;
-                report(
-                    side,
-                    case,
-                    median(times),
-                    requests as f64 / n,
-                    bytes as f64 / n,
-                );
-            }
+            time_windows(side, &shape, &server, true, |window| {
+                array.retrieve_array_subset_vec(window).unwrap()
+            });
         });
     }
 
@@ -251,25 +225,12 @@ fn main() {
             times.push(t.elapsed().as_secs_f64());
             drop(out);
         }
-        let (requests, bytes) = server_counts(&server);
-        report(
-            "zarrs async",
-            "whole",
-            median(times),
-            requests as f64 / per,
-            bytes as f64 / per,
-        );
-        for aligned in [true, false] {
-            let offsets = window_offsets(&shape, aligned);
-            let case = if aligned {
-                "window aligned"
-            } else {
-                "window unaligned"
-            };
+        report_counts("zarrs async", "whole", times, &server, reps);
+        for (case, offsets) in window_cases(&shape) {
             let mut times = vec![];
             server_counts(&server);
             for &(y, x) in &offsets {
-                let window = ArraySubset::new_with_ranges(&[y..y + WINDOW, x..x + WINDOW]);
+                let window = window(y, x);
                 let t = Instant::now();
                 let out: Vec<f64> = array
                     .async_retrieve_array_subset_vec(&window)
@@ -278,15 +239,7 @@ fn main() {
                 times.push(t.elapsed().as_secs_f64());
                 drop(out);
             }
-            let (requests, bytes) = server_counts(&server);
-            let n = offsets.len() as f64;
-            report(
-                "zarrs async",
-                case,
-                median(times),
-                requests as f64 / n,
-                bytes as f64 / n,
-            );
+            report_counts("zarrs async", case, times, &server, offsets.len());
         }
     });
 }

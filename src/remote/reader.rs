@@ -161,13 +161,15 @@ enum Request {
     Open(GetRange),
 }
 
-fn request(range: ByteRange) -> Request {
-    match range {
+/// `None` for a range that ends past `u64::MAX` (a shard index from a store
+/// that misbehaves can ask for one).
+fn request(range: ByteRange) -> Option<Request> {
+    Some(match range {
         ByteRange::FromStart(_, Some(0)) | ByteRange::Suffix(0) => Request::Empty,
-        ByteRange::FromStart(start, Some(len)) => Request::Bounded(start..start + len),
+        ByteRange::FromStart(start, Some(len)) => Request::Bounded(start..start.checked_add(len)?),
         ByteRange::FromStart(start, None) => Request::Open(GetRange::Offset(start)),
         ByteRange::Suffix(len) => Request::Open(GetRange::Suffix(len)),
-    }
+    })
 }
 
 #[async_trait::async_trait]
@@ -207,7 +209,17 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             }
         }
         let path = Path::from(key.as_str());
-        let requests: Vec<Request> = ranges.iter().copied().map(request).collect();
+        let requests = ranges
+            .iter()
+            .map(|&range| {
+                request(range).ok_or_else(|| {
+                    StorageError::Other(format!(
+                        "{}/{key}: byte range {range} ends past the largest offset",
+                        self.url
+                    ))
+                })
+            })
+            .collect::<Result<Vec<Request>, _>>()?;
         let bounded: Vec<Range<u64>> = requests
             .iter()
             .filter_map(|r| match r {
@@ -294,5 +306,23 @@ impl AsyncListableStorageTraits for AsyncRemoteStore {
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
         self.listing.size_prefix(prefix).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_past_the_largest_offset_is_refused() {
+        assert!(request(ByteRange::FromStart(u64::MAX, Some(2))).is_none());
+        assert!(matches!(
+            request(ByteRange::FromStart(u64::MAX - 2, Some(2))),
+            Some(Request::Bounded(r)) if r == (u64::MAX - 2..u64::MAX)
+        ));
+        assert!(matches!(
+            request(ByteRange::FromStart(7, Some(0))),
+            Some(Request::Empty)
+        ));
     }
 }

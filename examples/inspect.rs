@@ -31,6 +31,7 @@ use serde_json::Value as Json;
 use zarrs::array::{Array, ArrayBytes, ArraySubset, DataType, FillValue};
 use zarrs::plugin::{ExtensionName, ZarrVersion};
 use zarrs::storage::{ReadableStorage, ReadableStorageTraits, StoreKey};
+use zarrs_extension_codecs::error_chain;
 use zarrs_extension_codecs::numeric::{NumericType, Value};
 
 /// An error in words, saying what to do about it.
@@ -586,21 +587,6 @@ fn less(a: Value, b: Value) -> bool {
         (Value::Float(a), Value::Float(b)) => a < b,
         _ => false,
     }
-}
-
-/// `error` and its causes, as `a: b: c` (zarrs' errors often keep the
-/// cause out of their own text).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(&format!(": {cause_text}"));
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Empty statistics for `data_type`.

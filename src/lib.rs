@@ -57,6 +57,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
+mod error_chain;
 mod hints;
 pub mod kernels;
 pub mod numeric;
@@ -74,6 +75,7 @@ mod test_rng;
 mod test_support;
 mod validate;
 
+pub use error_chain::error_chain;
 pub use hints::{open_error_hint, zarrs_feature_of_codec};
 pub use overrides::register_overrides;
 pub use read::ArrayReadExt;

@@ -9,8 +9,8 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
 use super::counting::{Counters, CountingStore};
-use super::error::error_chain;
 use super::{RemoteError, RemoteOptions};
+use crate::error_chain;
 
 /// Environment variables that give the S3 store credentials other than an
 /// access key (web identity, container credentials): with none of them and

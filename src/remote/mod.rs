@@ -51,7 +51,7 @@ use zarrs::storage::{
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
-pub use error::{RemoteError, error_chain};
+pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
 
 /// How a remote store connects and retries.

@@ -27,8 +27,8 @@ use zarrs::storage::{
 use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
-use super::error::error_chain;
 use super::{Fetched, RemoteError, RemoteOptions};
+use crate::error_chain;
 
 /// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
 /// async API (`Array::async_open`, `async_retrieve_array_subset`, ...).

@@ -44,7 +44,7 @@ import numpy as np
 from zarr.core.buffer import default_buffer_prototype
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import zarr_common as zc  # noqa: E402
+import zarr_common as zc
 
 # zarr-python warns that sharding disables partial reads/writes; irrelevant here.
 warnings.filterwarnings("ignore", message="Combining a `sharding_indexed` codec")

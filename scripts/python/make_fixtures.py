@@ -392,8 +392,8 @@ def fixtures() -> list[Fixture]:
             regions=[(slice(0, 25), slice(0, 35)), (slice(30, 40), slice(48, 50))],
             all_fill_regions=[(slice(0, 10), slice(0, 16))],
             notes=[
-                "zarr-python omits \"rounding\": \"nearest-even\" (the default) from the cast_value "
-                "configuration it writes.",
+                ("zarr-python omits \"rounding\": \"nearest-even\" (the default) from the cast_value "
+                "configuration it writes."),
             ],
         )
     )
@@ -413,8 +413,8 @@ def fixtures() -> list[Fixture]:
             make_data=data_so_cv_u16,
             regions=[(slice(0, 300),), (slice(640, 1000),)],
             all_fill_regions=[(slice(128, 256),)],
-            notes=["The fill value must be >= 1000: (0 - 1000) underflows uint16 and zarr-python "
-                   "errors when it encodes the fill value."],
+            notes=[("The fill value must be >= 1000: (0 - 1000) underflows uint16 and zarr-python "
+                   "errors when it encodes the fill value.")],
         )
     )
 
@@ -470,9 +470,9 @@ def fixtures() -> list[Fixture]:
             make_codecs=codecs_plain(ScaleOffset(offset="0.25", scale="10")),
             make_data=data_so_f64_str,
             regions=[(slice(0, 16), slice(0, 16)), (slice(16, 20), slice(20, 25))],
-            notes=["Decimal strings such as \"0.25\" are not a Zarr v3 fill-value encoding for "
+            notes=[("Decimal strings such as \"0.25\" are not a Zarr v3 fill-value encoding for "
                    "floats (only numbers, \"NaN\", \"Infinity\", \"-Infinity\" and \"0x...\" hex "
-                   "are); zarr-python 3.4.2 accepts them anyway (float(str))."],
+                   "are); zarr-python 3.4.2 accepts them anyway (float(str)).")],
         )
     )
     fx.append(
@@ -548,11 +548,11 @@ def fixtures() -> list[Fixture]:
             lambda: [cv(data_type="float32", rounding="towards-zero", out_of_range="clamp")],
             data_cv_f64_f32_tz_clamp,
             notes=[
-                "cast-value-rs 0.5.1: under towards-zero, values in (FLT_MAX, 2**128) round to "
+                ("cast-value-rs 0.5.1: under towards-zero, values in (FLT_MAX, 2**128) round to "
                 "FLT_MAX, but values >= 2**128 (e.g. 2**128, 1e39, 1e300) become +-inf under "
                 "clamp (and are an error with no out_of_range). IEEE 754 roundTowardZero would "
                 "give +-FLT_MAX for every finite input; the spec text (round first, then clamp "
-                "maps values outside the finite range to +-inf) allows either reading.",
+                "maps values outside the finite range to +-inf) allows either reading."),
             ],
         )
     )

@@ -30,10 +30,11 @@ import shutil
 import sys
 import warnings
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -43,7 +44,7 @@ from zarr.codecs import BytesCodec, TransposeCodec
 from zarr.storage import LocalStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import zarr_common as zc  # noqa: E402
+import zarr_common as zc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUT_TS = REPO_ROOT / "fixtures" / "tensorstore"
@@ -95,7 +96,7 @@ class Spec:
     fill_value: Any  # as handed to the writer
     # tensorstore: the "codecs" JSON; zarr-python: kwargs for zarr.create_array.
     codecs: Any
-    make_data: Callable[[np.random.Generator, "Spec"], np.ndarray]
+    make_data: Callable[[np.random.Generator, Spec], np.ndarray]
     skip_chunks: list[tuple[int, ...]] = field(default_factory=list)  # never written
     fill_chunks: list[tuple[int, ...]] = field(default_factory=list)  # written, all fill
     half_chunk: tuple[int, ...] | None = None  # only its first half (axis 0) is written
@@ -573,10 +574,10 @@ def tensorstore_specs() -> list[Spec]:
         skip_chunks=[(1, 0, 1)],
         edited_variants=[(
             "transpose_F_literal_i32_be",
-            'HAND-EDITED: the store of transpose_F_i32_be with its zarr.json rewritten to say '
+            ('HAND-EDITED: the store of transpose_F_i32_be with its zarr.json rewritten to say '
             'transpose "order": "F" (the v1.0 string form; tensorstore accepts it but never '
             "writes it). Chunk files untouched; expected values are what tensorstore decodes "
-            "from the edited store (identical to transpose_F_i32_be).",
+            "from the edited store (identical to transpose_F_i32_be)."),
             replace_order([2, 1, 0], "F"),
         )],
     ))
@@ -589,9 +590,9 @@ def tensorstore_specs() -> list[Spec]:
         skip_chunks=[(1, 1, 1, 0)],
         edited_variants=[(
             "transpose_F_literal_u8_4d",
-            'HAND-EDITED: the store of transpose_F_u8_4d with zarr.json rewritten to transpose '
+            ('HAND-EDITED: the store of transpose_F_u8_4d with zarr.json rewritten to transpose '
             '"order": "F" (4-D: means [3, 2, 1, 0]). Chunk files untouched; expected values are '
-            "what tensorstore decodes from the edited store.",
+            "what tensorstore decodes from the edited store."),
             replace_order([3, 2, 1, 0], "F"),
         )],
     ))
@@ -604,9 +605,9 @@ def tensorstore_specs() -> list[Spec]:
         skip_chunks=[(0, 1, 1)],
         edited_variants=[(
             "transpose_C_literal_f32_le",
-            'HAND-EDITED: the store of transpose_C_f32_le with zarr.json rewritten to transpose '
+            ('HAND-EDITED: the store of transpose_C_f32_le with zarr.json rewritten to transpose '
             '"order": "C" (the identity). Chunk files untouched; expected values are what '
-            "tensorstore decodes from the edited store.",
+            "tensorstore decodes from the edited store."),
             replace_order([0, 1, 2], "C"),
         )],
     ))
@@ -713,9 +714,9 @@ def tensorstore_specs() -> list[Spec]:
         "[0, 0]; every chunk written, because tensorstore decodes this type's fill value wrongly "
         "(see notes), so no element of the fixture is the fill value.",
         "float8_e8m0fnu", (21, 37), (16, 16), 2.0, [bytes_codec(None)], data_bit_patterns(8),
-        notes=["tensorstore 0.1.86 reads a float8_e8m0fnu fill_value of 2.0 as 0x40 (2**-63) "
+        notes=[("tensorstore 0.1.86 reads a float8_e8m0fnu fill_value of 2.0 as 0x40 (2**-63) "
                "instead of 0x80 (2**1), 1.0 as 0x3f, 0.5 as 0x3e; given \"0x80\" it fills 0x80 but "
-               "writes the fill_value back as -3.6893488147419103e+19."],
+               "writes the fill_value back as -3.6893488147419103e+19.")],
     ))
     for endian in ("big", "little"):
         specs.append(Spec(

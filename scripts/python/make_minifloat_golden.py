@@ -53,6 +53,7 @@ The output is read by the unit tests of src/kernels/minifloat.rs. For each forma
     1.5 * 2^-127), so the test accepts that difference for those inputs only.
 """
 
+import itertools
 import json
 import math
 import random
@@ -135,7 +136,7 @@ def inputs_for(name, decoded, signed):
         xs.append(random_sign() * v)
 
     # Ties between neighbours, and the doubles either side of each tie.
-    pairs = list(zip(finite, finite[1:]))
+    pairs = list(itertools.pairwise(finite))
     chosen = rng.sample(pairs, min(24, len(pairs)))
     near_one = [p for p in pairs if p[0] <= 1.0 < p[1] or p[0] < 1.0 <= p[1]]
     for lo, hi in chosen + near_one + pairs[:3] + pairs[-2:]:
@@ -166,10 +167,10 @@ def main():
         "ml_dtypes": ml_dtypes.__version__,
         "numpy": np.__version__,
         "notes": [
-            "decode[b] is ml_dtypes' value of (b & mask): Zarr ignores upper unused bits; "
-            "ml_dtypes treats any set bit at or above the sign bit as the sign.",
-            "encode pairs are [float64 input, byte from ml_dtypes' scalar constructor] "
-            "(nearest-even, direct from double).",
+            ("decode[b] is ml_dtypes' value of (b & mask): Zarr ignores upper unused bits; "
+            "ml_dtypes treats any set bit at or above the sign bit as the sign."),
+            ("encode pairs are [float64 input, byte from ml_dtypes' scalar constructor] "
+            "(nearest-even, direct from double)."),
         ],
         "formats": {},
     }

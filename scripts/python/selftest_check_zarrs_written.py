@@ -15,16 +15,16 @@ import io
 import shutil
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import google_crc32c
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import check_zarrs_written as checker  # noqa: E402
-import zarr_common as zc  # noqa: E402
+import check_zarrs_written as checker
+import zarr_common as zc
 
 FIXTURES = HERE.parents[1] / "fixtures" / "zarr-python"
 PLAIN = "so_cv_f64_u8_nan"
@@ -124,7 +124,7 @@ def case_sharded_c_order_passes(d: Path) -> str | None:
     """zarrs with SubchunkWriteOrder::C lays inner chunks out in C (lexicographic) order."""
     store = copy_fixture(SHARDED, d)
     layout = checker.shard_layout(zc.load_json(store / "zarr.json"))
-    for key, path in zc.store_keys(store).items():
+    for path in zc.store_keys(store).values():
         rewrite_shard(path, lambda ids: ids, layout)
     rc, out = run(d)
     return None if rc == 0 and "lexicographic order" in out else out
@@ -134,7 +134,7 @@ def case_sharded_other_layout(d: Path) -> str | None:
     """Reverse order: fails by default, passes with --allow-shard-layout."""
     store = copy_fixture(SHARDED, d)
     layout = checker.shard_layout(zc.load_json(store / "zarr.json"))
-    for key, path in zc.store_keys(store).items():
+    for path in zc.store_keys(store).values():
         rewrite_shard(path, lambda ids: list(reversed(ids)), layout)
     rc, out = run(d)
     if not (rc == 1 and "only the placement of inner chunks" in out):
@@ -147,7 +147,7 @@ def case_sharded_corrupt_inner_chunk_fails(d: Path) -> str | None:
     store = copy_fixture(SHARDED, d)
     layout = checker.shard_layout(zc.load_json(store / "zarr.json"))
     path = store / "c" / "0" / "0"
-    for key, p in zc.store_keys(store).items():
+    for p in zc.store_keys(store).values():
         rewrite_shard(p, lambda ids: ids, layout)  # C order, as zarrs would
     b = bytearray(path.read_bytes())
     b[3] ^= 0x40  # inside inner chunk #0's data

@@ -59,13 +59,18 @@ impl SuffixCache {
     const LIMIT: usize = 64 << 20;
 
     fn insert(&mut self, key: &StoreKey, len: u64, bytes: &Bytes) {
+        let entry = (key.as_str().to_string(), len);
+        // Two readers that missed the same suffix at once both insert it:
+        // the second replaces the first, whose bytes no longer count.
+        if let Some(replaced) = self.entries.remove(&entry) {
+            self.bytes -= replaced.len();
+        }
         if self.bytes + bytes.len() > Self::LIMIT {
             self.entries.clear();
             self.bytes = 0;
         }
         self.bytes += bytes.len();
-        self.entries
-            .insert((key.as_str().to_string(), len), bytes.clone());
+        self.entries.insert(entry, bytes.clone());
     }
 }
 
@@ -324,5 +329,17 @@ mod tests {
             request(ByteRange::FromStart(7, Some(0))),
             Some(Request::Empty)
         ));
+    }
+
+    #[test]
+    fn a_suffix_cached_twice_counts_once() {
+        let key = StoreKey::new("c/0/0").unwrap();
+        let mut cache = SuffixCache::default();
+        cache.insert(&key, 16, &Bytes::from(vec![1u8; 16]));
+        cache.insert(&key, 16, &Bytes::from(vec![2u8; 16]));
+        assert_eq!(cache.bytes, 16);
+        assert_eq!(cache.entries.len(), 1);
+        cache.insert(&key, 8, &Bytes::from(vec![3u8; 8]));
+        assert_eq!(cache.bytes, 24);
     }
 }

@@ -11,6 +11,7 @@
 //! byte order and layout, and allocate the output.
 
 use std::num::NonZeroUsize;
+use std::sync::OnceLock;
 
 use numpy::{
     PyArray1, PyArrayDescr, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
@@ -94,10 +95,14 @@ fn threads_or_default(threads: Option<usize>) -> usize {
 }
 
 /// The number of threads a large chunk is split across by default: the
-/// machine's available parallelism.
+/// machine's available parallelism, as found on first use.
 #[pyfunction]
 fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+    // Read once: on Linux `available_parallelism` reads the cgroup's CPU
+    // quota from files, about 27 µs, which every call used to pay holding
+    // the GIL (more than the kernels take for a chunk of 64 KiB).
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
 fn kernel_error(e: SliceError) -> PyErr {

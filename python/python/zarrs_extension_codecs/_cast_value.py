@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,9 @@ import numpy as np
 from zarr.codecs.cast_value import CastValue as _ZarrCastValue
 
 from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
+from zarrs_extension_codecs._handover import hand_over
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
@@ -46,16 +47,25 @@ def _element(value: int | float, dtype: np.dtype[Any], side: str) -> bytes:
         return np.asarray(x, dtype=dtype).tobytes()
 
 
-@functools.lru_cache(maxsize=256)
 def _plan(
     source: np.dtype[Any],
     target: np.dtype[Any],
     rounding: str,
     out_of_range: str | None,
-    entries: tuple[tuple[int | float, int | float], ...],
+    scalar_map: ScalarMapping | None,
 ) -> _native.CastPlan:
-    converted = [(_element(k, source, "source"), _element(v, target, "target")) for k, v in entries]
-    return _native.CastPlan(source, target, rounding, out_of_range, converted)
+    """The plan casting `source` to `target`, with the `scalar_map` entries
+    of one direction."""
+    entries = []
+    if scalar_map is not None:
+        # Parsed as zarr parses them before its backend sees them.
+        to_src = int if np.issubdtype(source, np.integer) else float
+        to_tgt = int if np.issubdtype(target, np.integer) else float
+        entries = [
+            (_element(to_src(k), source, "source"), _element(to_tgt(v), target, "target"))
+            for k, v in scalar_map.items()
+        ]
+    return _native.CastPlan(source, target, rounding, out_of_range, entries)
 
 
 class CastValue(_ZarrCastValue):
@@ -69,36 +79,36 @@ class CastValue(_ZarrCastValue):
     on zarr's event loop.
     """
 
-    def _cast(
-        self,
-        arr: Array,
-        target: np.dtype[Any],
-        scalar_map: ScalarMapping | None,
-    ) -> Array:
-        """`arr` cast to `target`, with the `scalar_map` entries of one
-        direction; zarr's `_do_cast` on the crate's kernels."""
+    def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:
+        """`arr` cast to `target` with the `scalar_map` entries of `direction`
+        (`"encode"` or `"decode"`); zarr's `_do_cast` on the crate's kernels."""
         arr = np.asarray(arr)
-        source = native(arr.dtype)
-        entries: tuple[tuple[int | float, int | float], ...] = ()
-        if scalar_map is not None:
-            # Parsed as zarr parses them before its backend sees them.
-            to_src = int if np.issubdtype(source, np.integer) else float
-            to_tgt = int if np.issubdtype(target, np.integer) else float
-            entries = tuple((to_src(k), to_tgt(v)) for k, v in scalar_map.items())
-        plan = _plan(source, native(target), self.rounding, self.out_of_range, entries)
+        source, target_native = native(arr.dtype), native(target)
+        # Made once per direction and pair of dtypes, not once per chunk.
+        memo = per_codec.memo(self)
+        key = (direction, source, target_native)
+        plan = memo.get(key)
+        if plan is None:
+            plan = memo[key] = _plan(
+                source,
+                target_native,
+                self.rounding,
+                self.out_of_range,
+                self._get_scalar_map(direction),
+            )
         return elementwise(arr, target, lambda src, out: plan.cast(src, out), in_place_ok=False)
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
         target = self.dtype.to_native_dtype()
         fill = np.array([chunk_spec.fill_value], dtype=chunk_spec.dtype.to_native_dtype())
-        cast_fill = self._cast(fill, target, self._get_scalar_map("encode"))
+        cast_fill = self._cast(fill, target, "encode")
         return replace(chunk_spec, dtype=self.dtype, fill_value=target.type(cast_fill[0]))
 
     def _encode_sync(self, chunk_array: NDBuffer, _chunk_spec: ArraySpec) -> NDBuffer | None:
         result = self._cast(
             chunk_array.as_ndarray_like(),
             self.dtype.to_native_dtype(),
-            self._get_scalar_map("encode"),
+            "encode",
         )
         return chunk_array.__class__.from_ndarray_like(result)
 
@@ -106,8 +116,11 @@ class CastValue(_ZarrCastValue):
         result = self._cast(
             chunk_array.as_ndarray_like(),
             chunk_spec.dtype.to_native_dtype(),
-            self._get_scalar_map("decode"),
+            "decode",
         )
+        # A new array that only the returned buffer refers to: the next
+        # codec (`ScaleOffset`) may decode it in place.
+        hand_over(result)
         return chunk_array.__class__.from_ndarray_like(result)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.codecs.scale_offset import ScaleOffset as _ZarrScaleOffset
 
 from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
+from zarrs_extension_codecs._handover import take_over
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
@@ -26,22 +28,39 @@ class ScaleOffset(_ZarrScaleOffset):
     in one pass, with the GIL released, into one new array; a large chunk is
     split across cores. The async variants run on a worker thread, never on
     zarr's event loop.
+
+    A decode of the array that this package's `CastValue` decode has just
+    returned, as zarr's pipelines pass it on, runs in place in that array
+    when nothing else refers to it: the buffer passed in is then consumed
+    and returned. Keep a copy of such a buffer if you call the codecs
+    yourself and need it afterwards.
     """
 
     def _scalars(self, zdtype: ZDType[TBaseDType, TBaseScalar], arr: Array) -> tuple[bytes, bytes]:
         """`offset` and `scale` as one native-endian element each, parsed by
         the chunk's data type exactly as zarr parses them."""
-        dtype = native(np.dtype(zdtype.to_native_dtype()))
+        # Parsed once per data type, not once per chunk: for a chunk of a few
+        # KiB, parsing takes longer than the kernels.
+        memo = per_codec.memo(self)
+        found = memo.get(zdtype)
+        if found is None:
+            found = memo[zdtype] = self._parse_scalars(zdtype)
+        dtype, offset, scale = found
         if native(arr.dtype) != dtype:
             raise ValueError(
                 f"scale_offset: the chunk holds {arr.dtype} elements, but the array's "
                 f"data type is {dtype}."
             )
-        offset = zdtype.from_json_scalar(self.offset, zarr_format=3)
-        scale = zdtype.from_json_scalar(self.scale, zarr_format=3)
+        return offset, scale
+
+    def _parse_scalars(
+        self, zdtype: ZDType[TBaseDType, TBaseScalar]
+    ) -> tuple[np.dtype[Any], bytes, bytes]:
+        dtype = native(np.dtype(zdtype.to_native_dtype()))
         return (
-            np.asarray(offset, dtype=dtype).tobytes(),
-            np.asarray(scale, dtype=dtype).tobytes(),
+            dtype,
+            np.asarray(zdtype.from_json_scalar(self.offset, zarr_format=3), dtype=dtype).tobytes(),
+            np.asarray(zdtype.from_json_scalar(self.scale, zarr_format=3), dtype=dtype).tobytes(),
         )
 
     def _apply(self, encode: bool, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
@@ -55,7 +74,13 @@ class ScaleOffset(_ZarrScaleOffset):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._apply(False, chunk_array, chunk_spec)
+        # Before anything here refers to the array (see `take_over`).
+        owned = take_over(chunk_array)
+        if owned is None:
+            return self._apply(False, chunk_array, chunk_spec)
+        offset, scale = self._scalars(chunk_spec.dtype, owned)
+        _native.scale_offset(False, owned, owned, offset, scale)
+        return chunk_array
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         return self._apply(True, chunk_array, chunk_spec)

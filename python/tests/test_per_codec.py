@@ -1,0 +1,78 @@
+"""What the classes work out once per codec (parsed offset and scale, cast
+plans) belongs to that codec alone and goes with it."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import zarr
+from zarr.core.array_spec import ArrayConfig, ArraySpec
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.buffer.cpu import NDBuffer
+from zarr.core.dtype import parse_dtype
+
+import zarrs_extension_codecs as zec
+from zarrs_extension_codecs import _per_codec
+
+
+def spec(dtype: str, shape: tuple[int, ...]) -> ArraySpec:
+    return ArraySpec(
+        shape=shape,
+        dtype=parse_dtype(dtype, zarr_format=3),
+        fill_value=0,
+        config=ArrayConfig.from_dict({}),
+        prototype=default_buffer_prototype(),
+    )
+
+
+def bits(buffer: NDBuffer) -> bytes:
+    return np.ascontiguousarray(buffer.as_ndarray_like()).tobytes()
+
+
+def test_equal_but_different_offsets_are_not_confused() -> None:
+    # 0.0 == -0.0, but -0.0 + -0.0 is -0.0 and -0.0 + 0.0 is 0.0.
+    values = NDBuffer.from_ndarray_like(np.array([-0.0, 1.5], dtype="float64"))
+    for first, second in [(0.0, -0.0), (-0.0, 0.0)]:
+        for offset in (first, second):
+            ours = zec.ScaleOffset(offset=offset, scale=1)._decode_sync(
+                values, spec("float64", (2,))
+            )
+            theirs = zarr.codecs.ScaleOffset(offset=offset, scale=1)._decode_sync(
+                values, spec("float64", (2,))
+            )
+            assert bits(ours) == bits(theirs)
+
+
+def test_scalar_maps_equal_but_different_are_not_confused() -> None:
+    # Mapping 5 to 0.0 or to -0.0: equal values, different bits written.
+    values = NDBuffer.from_ndarray_like(np.array([5, 1], dtype="int8"))
+    for target in (0.0, -0.0, 0.0):
+        config = {"data_type": "float32", "scalar_map": {"encode": [[5, target]]}}
+        ours = zec.CastValue(**config)._encode_sync(values, spec("int8", (2,)))
+        theirs = zarr.codecs.CastValue(**config)._encode_sync(values, spec("int8", (2,)))
+        assert bits(ours) == bits(theirs)
+        assert np.signbit(ours.as_ndarray_like()[0]) == np.signbit(target)
+
+
+def test_one_codec_serves_several_data_types() -> None:
+    codec = zec.ScaleOffset(offset=1, scale=2)
+    for dtype in ("float64", "int16", "float32", "int16"):
+        values = NDBuffer.from_ndarray_like(np.arange(6, dtype=dtype) * 2)
+        ours = codec._decode_sync(values, spec(dtype, (6,)))
+        theirs = zarr.codecs.ScaleOffset(offset=1, scale=2)._decode_sync(values, spec(dtype, (6,)))
+        assert bits(ours) == bits(theirs)
+        assert ours.as_ndarray_like().dtype == np.dtype(dtype)
+
+
+def test_what_is_kept_goes_with_the_codec() -> None:
+    gc.collect()
+    before = len(_per_codec._memos)
+    for _ in range(50):
+        codec = zec.CastValue(data_type="uint8")
+        codec._encode_sync(
+            NDBuffer.from_ndarray_like(np.arange(4, dtype="float64")), spec("float64", (4,))
+        )
+    del codec
+    gc.collect()
+    assert len(_per_codec._memos) == before

@@ -3,6 +3,7 @@
 
     bash scripts/python/setup_venv.sh
     .venv/bin/python scripts/python/make_fixtures.py [OUT_DIR]
+    .venv/bin/python scripts/python/make_fixtures.py --check [DIR]
 
 Deletes and re-creates OUT_DIR (default fixtures/zarr-python/). For each fixture NAME it writes:
 
@@ -19,11 +20,19 @@ Deletes and re-creates OUT_DIR (default fixtures/zarr-python/). For each fixture
 fixtures/zarr-python/decode_errors/ holds stores that zarr-python writes but then refuses to
 read back (NAME.zarr + NAME.expected.json with the error text; no expected.bin).
 
-The data are deterministic: every fixture has its own seeded numpy Generator.
+With --check it writes into a temporary directory instead and fails (exit 1, naming the
+files) unless DIR (default fixtures/zarr-python/) holds exactly the same files, byte for byte.
+
+The data are deterministic: every fixture has its own seeded numpy Generator, and the data
+use only operations that round the same on every CPU (no numpy transcendental functions,
+whose SIMD kernels differ by an ulp between machines: see `pow10`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import decimal
+import io
 import json
 import math
 import shutil
@@ -96,6 +105,20 @@ def place(base: np.ndarray, specials: list[Any]) -> np.ndarray:
     vals = np.array(specials, dtype=base.dtype)
     flat[: len(vals)] = vals
     return base
+
+
+def pow10(exponents: np.ndarray) -> np.ndarray:
+    """10.0 ** exponents, correctly rounded, the same on every machine.
+
+    numpy's float64 `**` picks its kernel by CPU: the AVX-512 one (SVML) and the libm one
+    differ by an ulp or two in a few percent of results, and libm's `pow` is itself not
+    correctly rounded everywhere. Decimal arithmetic at 40 digits, rounded once to float64,
+    does not depend on the CPU or the C library.
+    """
+    ctx = decimal.Context(prec=40)
+    ten = decimal.Decimal(10)
+    out = [float(ctx.power(ten, decimal.Decimal(float(e)))) for e in np.ravel(exponents)]
+    return np.array(out, dtype=np.float64).reshape(np.shape(exponents))
 
 
 def regions_except_chunk(shape: int, chunk: int, skip: int) -> list[tuple[slice, ...]]:
@@ -200,7 +223,7 @@ def data_cv_f64_u8_clamp(rng, shape):
 
 def data_cv_f64_f32_ne(rng, shape):
     n = int(np.prod(shape))
-    mag = 10.0 ** rng.uniform(-47.0, 38.5, size=n)
+    mag = pow10(rng.uniform(-47.0, 38.5, size=n))
     x = (np.where(rng.random(n) < 0.5, -mag, mag)).reshape(shape)
     return place(
         x,
@@ -214,7 +237,7 @@ def data_cv_f64_f32_ne(rng, shape):
 
 def data_cv_f64_f32_tz_clamp(rng, shape):
     n = int(np.prod(shape))
-    mag = 10.0 ** rng.uniform(-50.0, 300.0, size=n)
+    mag = pow10(rng.uniform(-50.0, 300.0, size=n))
     x = (np.where(rng.random(n) < 0.5, -mag, mag)).reshape(shape)
     return place(
         x,
@@ -226,7 +249,7 @@ def data_cv_f64_f32_tz_clamp(rng, shape):
 
 def data_cv_f64_f16_tp(rng, shape):
     x = rng.uniform(-60000.0, 60000.0, size=shape)
-    x.reshape(-1)[100:200] = (10.0 ** rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
     return place(
         x,
         [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-10, -1e-10, 65504.0, 65503.5, -65519.0,
@@ -236,7 +259,7 @@ def data_cv_f64_f16_tp(rng, shape):
 
 def data_cv_f64_f16_tz(rng, shape):
     x = rng.uniform(-65535.0, 65535.0, size=shape)
-    x.reshape(-1)[100:200] = (10.0 ** rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
     return place(
         x,
         [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-10, -1e-10, 65504.0, 65535.0, -65535.0,
@@ -277,7 +300,7 @@ def data_cv_u8_f32(rng, shape):
 
 
 def data_cv_f32_f64(rng, shape):
-    x = (rng.normal(0.0, 1.0, size=shape) * 10.0 ** rng.uniform(-40, 38, size=shape)).astype(
+    x = (rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-40, 38, size=shape))).astype(
         np.float32
     )
     return place(
@@ -315,7 +338,7 @@ def data_cv_u64_f64(rng, shape):
 
 
 def data_cv_f64_i64(rng, shape):
-    x = rng.normal(0.0, 1.0, size=shape) * 10.0 ** rng.uniform(-3, 20, size=shape)
+    x = rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-3, 20, size=shape))
     return place(
         x,
         [1e19, -1e19, 0.1, -0.9, -0.0, 2.0**63, -(2.0**63), 9.223372036854775e18,
@@ -1007,6 +1030,18 @@ bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/make_fixtures.py
 ```
 
+Check that this directory is exactly what the script writes (`scripts/test.sh` does this; a few
+seconds):
+
+```sh
+.venv/bin/python scripts/python/make_fixtures.py --check
+```
+
+The input data are the same on every machine: the generator uses numpy's seeded `Generator`
+and only operations that round the same everywhere. numpy's float64 `**` does not: its AVX-512
+kernel and the libm one differ by an ulp in a few results, which once made these files depend
+on the CPU that wrote them; powers of ten are computed with `decimal` instead.
+
 ## Files
 
 For each fixture `NAME`:
@@ -1113,9 +1148,44 @@ def probe_refused() -> list[str]:
     return lines
 
 
+def tree_files(root: Path) -> dict[str, bytes]:
+    """Every file below `root`, by its path relative to `root` (with `/`)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def check(committed: Path) -> int:
+    """Regenerate into a temporary directory and compare byte for byte with `committed`."""
+    tmp = zc.make_temp_dir("zarr-fixtures-check-")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            generate(tmp / "out")
+        fresh = tree_files(tmp / "out")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    have = tree_files(committed)
+    problems = [f"missing from {committed}: {k}" for k in sorted(fresh.keys() - have.keys())]
+    problems += [f"not written by the generator: {k}" for k in sorted(have.keys() - fresh.keys())]
+    problems += [f"differs: {k}" for k in sorted(fresh.keys() & have.keys()) if fresh[k] != have[k]]
+    if problems:
+        print(f"{committed} does not match a fresh run of {Path(__file__).name}:", file=sys.stderr)
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(f"{committed}: all {len(have)} files match a fresh run")
+    return 0
+
+
 def main() -> int:
+    args = sys.argv[1:]
+    if args[:1] == ["--check"]:
+        # `--check [DIR]`: DIR (default fixtures/zarr-python) must be exactly what this script writes.
+        return check(Path(args[1]) if len(args) > 1 else OUT)
     # An output directory other than fixtures/zarr-python may be given (to compare a fresh run).
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    generate(Path(args[0]) if args else OUT)
+    return 0
+
+
+def generate(out: Path) -> None:
     zc.fresh_output_dir(out)
     err_dir = out / "decode_errors"
     err_dir.mkdir()
@@ -1155,7 +1225,6 @@ def main() -> int:
 
     total = zc.tree_bytes(out)
     print(f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}")
-    return 0
 
 
 if __name__ == "__main__":

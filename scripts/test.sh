@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/python/setup_venv.sh
+# fixtures/zarr-python must be exactly what its generator writes (a few seconds).
+.venv/bin/python scripts/python/make_fixtures.py --check
 # The checker that the reverse-direction test relies on must itself catch mismatches.
 .venv/bin/python scripts/python/selftest_check_zarrs_written.py
 cargo fmt --all -- --check

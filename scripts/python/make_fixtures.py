@@ -3,6 +3,7 @@
 
     bash scripts/python/setup_venv.sh
     .venv/bin/python scripts/python/make_fixtures.py [OUT_DIR]
+    .venv/bin/python scripts/python/make_fixtures.py --check [DIR]
 
 Deletes and re-creates OUT_DIR (default fixtures/zarr-python/). For each fixture NAME it writes:
 
@@ -19,11 +20,19 @@ Deletes and re-creates OUT_DIR (default fixtures/zarr-python/). For each fixture
 fixtures/zarr-python/decode_errors/ holds stores that zarr-python writes but then refuses to
 read back (NAME.zarr + NAME.expected.json with the error text; no expected.bin).
 
-The data are deterministic: every fixture has its own seeded numpy Generator.
+With --check it writes into a temporary directory instead and fails (exit 1, naming the
+files) unless DIR (default fixtures/zarr-python/) holds exactly the same files, byte for byte.
+
+The data are deterministic: every fixture has its own seeded numpy Generator, and the data
+use only operations that round the same on every CPU (no numpy transcendental functions,
+whose SIMD kernels differ by an ulp between machines: see `pow10`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import decimal
+import io
 import json
 import math
 import shutil
@@ -68,12 +77,16 @@ class Fixture:
     shape: tuple[int, ...]
     chunks: tuple[int, ...]  # regular chunk grid (the shard shape when sharded)
     fill_value: Any
-    make_codecs: Callable[[], dict[str, Any]]  # kwargs for zarr.create_array: filters, serializer, ...
+    make_codecs: Callable[
+        [], dict[str, Any]
+    ]  # kwargs for zarr.create_array: filters, serializer, ...
     make_data: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
     regions: list[tuple[slice, ...]]  # regions written, one `arr[region] = ...` each
     inner_chunks: tuple[int, ...] | None = None  # sharding inner chunk shape, if any
     extra_subsets: list[dict[str, Any]] = field(default_factory=list)
-    all_fill_regions: list[tuple[slice, ...]] = field(default_factory=list)  # written as fill
+    all_fill_regions: list[tuple[slice, ...]] = field(
+        default_factory=list
+    )  # written as fill
     notes: list[str] = field(default_factory=list)
     expect_read_error: bool = False
 
@@ -83,7 +96,11 @@ class Fixture:
 
 
 def codecs_plain(*filters: Any) -> Callable[[], dict[str, Any]]:
-    return lambda: {"filters": list(filters), "serializer": BytesCodec(), "compressors": None}
+    return lambda: {
+        "filters": list(filters),
+        "serializer": BytesCodec(),
+        "compressors": None,
+    }
 
 
 def fill_array(shape: tuple[int, ...], dtype: str, fill: Any) -> np.ndarray:
@@ -96,6 +113,22 @@ def place(base: np.ndarray, specials: list[Any]) -> np.ndarray:
     vals = np.array(specials, dtype=base.dtype)
     flat[: len(vals)] = vals
     return base
+
+
+def pow10(exponents: np.ndarray) -> np.ndarray:
+    """10.0 ** exponents, correctly rounded, the same on every machine.
+
+    numpy's float64 `**` picks its kernel by CPU: the AVX-512 one (SVML) and the libm one
+    differ by an ulp or two in a few percent of results, and libm's `pow` is itself not
+    correctly rounded everywhere. Decimal arithmetic at 40 digits, rounded once to float64,
+    does not depend on the CPU or the C library.
+    """
+    ctx = decimal.Context(prec=40)
+    ten = decimal.Decimal(10)
+    out = [
+        float(ctx.power(ten, decimal.Decimal(float(e)))) for e in np.ravel(exponents)
+    ]
+    return np.array(out, dtype=np.float64).reshape(np.shape(exponents))
 
 
 def regions_except_chunk(shape: int, chunk: int, skip: int) -> list[tuple[slice, ...]]:
@@ -146,8 +179,24 @@ def data_so_f32(rng, shape):
     x = (rng.normal(0.0, 100.0, size=shape)).astype(np.float32)
     return place(
         x,
-        [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, F32_TINY_SUB, -F32_TINY_SUB, 3e38, -3e38,
-         F32_MAX, 1e-30, 1.5000001, 0.1, 1e30, 8.5e37],
+        [
+            np.nan,
+            np.inf,
+            -np.inf,
+            0.0,
+            -0.0,
+            1.5,
+            F32_TINY_SUB,
+            -F32_TINY_SUB,
+            3e38,
+            -3e38,
+            F32_MAX,
+            1e-30,
+            1.5000001,
+            0.1,
+            1e30,
+            8.5e37,
+        ],
     )
 
 
@@ -163,7 +212,9 @@ def data_so_f64_hex(rng, shape):
 
 def data_so_f16(rng, shape):
     x = rng.normal(0.0, 100.0, size=shape).astype(np.float16)
-    return place(x, [65504.0, -65504.0, 0.5, np.nan, -0.0, F16_TINY_SUB, 32767.0, 0.1, np.inf])
+    return place(
+        x, [65504.0, -65504.0, 0.5, np.nan, -0.0, F16_TINY_SUB, 32767.0, 0.1, np.inf]
+    )
 
 
 def data_so_noconfig(rng, shape):
@@ -175,8 +226,27 @@ def data_cv_f32_i16(rng, shape):
     x.reshape(-1)[100:200] = rng.uniform(-3, 3, size=100).astype(np.float32)
     return place(
         x,
-        [40000.0, -40000.0, 32767.9, -32768.9, 32768.0, -32769.0, 0.5, -0.5, -0.0, 1.9999,
-         -1.9999, 1e10, -1e10, F32_MAX, -F32_MAX, 32767.0, -32768.0, 0.99999994, -0.99999994],
+        [
+            40000.0,
+            -40000.0,
+            32767.9,
+            -32768.9,
+            32768.0,
+            -32769.0,
+            0.5,
+            -0.5,
+            -0.0,
+            1.9999,
+            -1.9999,
+            1e10,
+            -1e10,
+            F32_MAX,
+            -F32_MAX,
+            32767.0,
+            -32768.0,
+            0.99999994,
+            -0.99999994,
+        ],
     )
 
 
@@ -184,8 +254,30 @@ def data_cv_f64_i8_wrap(rng, shape):
     x = np.round(rng.uniform(-1000.0, 1000.0, size=shape) * 2.0) / 2.0  # many .5 ties
     return place(
         x,
-        [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 127.5, -128.5, 128.0, -129.0, 255.0, 256.0, 300.7,
-         -300.7, 1e6 + 0.5, 2.0**53, 1e20, -0.0, 0.49999999999999994, -127.5, 383.5, -1e300],
+        [
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            127.5,
+            -128.5,
+            128.0,
+            -129.0,
+            255.0,
+            256.0,
+            300.7,
+            -300.7,
+            1e6 + 0.5,
+            2.0**53,
+            1e20,
+            -0.0,
+            0.49999999999999994,
+            -127.5,
+            383.5,
+            -1e300,
+        ],
     )
 
 
@@ -193,54 +285,149 @@ def data_cv_f64_u8_clamp(rng, shape):
     x = rng.uniform(-50.0, 300.0, size=shape)
     return place(
         x,
-        [-0.5, -1e-300, -0.0, 0.0, 255.9, 256.0, 1e10, -1e10, 0.9999, 1.0,
-         254.99999999999997, 255.0, 1e300, -1e300, 0.5, 1.5],
+        [
+            -0.5,
+            -1e-300,
+            -0.0,
+            0.0,
+            255.9,
+            256.0,
+            1e10,
+            -1e10,
+            0.9999,
+            1.0,
+            254.99999999999997,
+            255.0,
+            1e300,
+            -1e300,
+            0.5,
+            1.5,
+        ],
     )
 
 
 def data_cv_f64_f32_ne(rng, shape):
     n = int(np.prod(shape))
-    mag = 10.0 ** rng.uniform(-47.0, 38.5, size=n)
+    mag = pow10(rng.uniform(-47.0, 38.5, size=n))
     x = (np.where(rng.random(n) < 0.5, -mag, mag)).reshape(shape)
     return place(
         x,
-        [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, F32_TINY_SUB,
-         F32_TINY_SUB / 2, np.nextafter(F32_TINY_SUB / 2, 1.0), 1.5 * F32_TINY_SUB,
-         2.5 * F32_TINY_SUB, 1.1754942106924411e-38, 1.1754943508222875e-38, F32_MAX, -F32_MAX,
-         1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24, 0.1, 1.0 / 3.0, -1e-50, 16777217.0, 1e-46,
-         F32_MAX + 1e22],
+        [
+            np.nan,
+            -np.nan,
+            np.inf,
+            -np.inf,
+            0.0,
+            -0.0,
+            1e-40,
+            -1e-40,
+            F32_TINY_SUB,
+            F32_TINY_SUB / 2,
+            np.nextafter(F32_TINY_SUB / 2, 1.0),
+            1.5 * F32_TINY_SUB,
+            2.5 * F32_TINY_SUB,
+            1.1754942106924411e-38,
+            1.1754943508222875e-38,
+            F32_MAX,
+            -F32_MAX,
+            1.0 + 2.0**-24,
+            1.0 + 3 * 2.0**-24,
+            0.1,
+            1.0 / 3.0,
+            -1e-50,
+            16777217.0,
+            1e-46,
+            F32_MAX + 1e22,
+        ],
     )
 
 
 def data_cv_f64_f32_tz_clamp(rng, shape):
     n = int(np.prod(shape))
-    mag = 10.0 ** rng.uniform(-50.0, 300.0, size=n)
+    mag = pow10(rng.uniform(-50.0, 300.0, size=n))
     x = (np.where(rng.random(n) < 0.5, -mag, mag)).reshape(shape)
     return place(
         x,
-        [F32_MAX, -F32_MAX, 3.4028235677973366e38, -3.4028235677973366e38,
-         np.nextafter(2.0**128, 0.0), 2.0**128, -(2.0**128), 1e39, -1e39, 1e300, -1e300,
-         np.inf, -np.inf, np.nan, 1e-50, -1e-50, 1.0 + 2.0**-23 - 2.0**-40, -0.0, 0.1],
+        [
+            F32_MAX,
+            -F32_MAX,
+            3.4028235677973366e38,
+            -3.4028235677973366e38,
+            np.nextafter(2.0**128, 0.0),
+            2.0**128,
+            -(2.0**128),
+            1e39,
+            -1e39,
+            1e300,
+            -1e300,
+            np.inf,
+            -np.inf,
+            np.nan,
+            1e-50,
+            -1e-50,
+            1.0 + 2.0**-23 - 2.0**-40,
+            -0.0,
+            0.1,
+        ],
     )
 
 
 def data_cv_f64_f16_tp(rng, shape):
     x = rng.uniform(-60000.0, 60000.0, size=shape)
-    x.reshape(-1)[100:200] = (10.0 ** rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice(
+        [-1.0, 1.0], 100
+    )
     return place(
         x,
-        [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-10, -1e-10, 65504.0, 65503.5, -65519.0,
-         -65535.9, 1.0 / 3.0, 0.1, 2049.0, -2049.0, F16_TINY_SUB / 2, 6.1e-5, 1.0 + 2.0**-11],
+        [
+            0.0,
+            -0.0,
+            np.nan,
+            np.inf,
+            -np.inf,
+            1e-10,
+            -1e-10,
+            65504.0,
+            65503.5,
+            -65519.0,
+            -65535.9,
+            1.0 / 3.0,
+            0.1,
+            2049.0,
+            -2049.0,
+            F16_TINY_SUB / 2,
+            6.1e-5,
+            1.0 + 2.0**-11,
+        ],
     )
 
 
 def data_cv_f64_f16_tz(rng, shape):
     x = rng.uniform(-65535.0, 65535.0, size=shape)
-    x.reshape(-1)[100:200] = (10.0 ** rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice(
+        [-1.0, 1.0], 100
+    )
     return place(
         x,
-        [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-10, -1e-10, 65504.0, 65535.0, -65535.0,
-         65519.99, 1.0 / 3.0, -1.0 / 3.0, 0.1, 2049.0, -2049.0, 65535.99],
+        [
+            0.0,
+            -0.0,
+            np.nan,
+            np.inf,
+            -np.inf,
+            1e-10,
+            -1e-10,
+            65504.0,
+            65535.0,
+            -65535.0,
+            65519.99,
+            1.0 / 3.0,
+            -1.0 / 3.0,
+            0.1,
+            2049.0,
+            -2049.0,
+            65535.99,
+        ],
     )
 
 
@@ -252,11 +439,29 @@ def data_cv_i32_u8(rng, shape):
 def data_cv_i64_f32_ne(rng, shape):
     x = rng.integers(-(2**62), 2**62, size=shape, dtype=np.int64)
     x.reshape(-1)[100:200] = rng.integers(2**24 - 50, 2**24 + 50, size=100)
-    limit = 2**63 - 2**39 - 2**38 - 1  # largest int64 that rounds (ties-even) below 2**63
+    limit = (
+        2**63 - 2**39 - 2**38 - 1
+    )  # largest int64 that rounds (ties-even) below 2**63
     return place(
         x,
-        [2**24, 2**24 + 1, 2**24 + 2, 2**24 + 3, 2**53, 2**53 + 1, -(2**53 + 1), 2**53 + 3,
-         2**62 + 2**38, -(2**63), limit, -limit, 0, -1, 2**31 - 1, -(2**31)],
+        [
+            2**24,
+            2**24 + 1,
+            2**24 + 2,
+            2**24 + 3,
+            2**53,
+            2**53 + 1,
+            -(2**53 + 1),
+            2**53 + 3,
+            2**62 + 2**38,
+            -(2**63),
+            limit,
+            -limit,
+            0,
+            -1,
+            2**31 - 1,
+            -(2**31),
+        ],
     )
 
 
@@ -265,8 +470,18 @@ def data_cv_i64_f32_tz(rng, shape):
     x.reshape(-1)[100:200] = rng.integers(2**24 - 50, 2**24 + 50, size=100)
     return place(
         x,
-        [2**63 - 1, -(2**63), -(2**63) + 1, 2**24 + 1, -(2**24 + 1), 2**53 + 1, -(2**53 + 1),
-         0, -1, 1],
+        [
+            2**63 - 1,
+            -(2**63),
+            -(2**63) + 1,
+            2**24 + 1,
+            -(2**24 + 1),
+            2**53 + 1,
+            -(2**53 + 1),
+            0,
+            -1,
+            1,
+        ],
     )
 
 
@@ -277,13 +492,26 @@ def data_cv_u8_f32(rng, shape):
 
 
 def data_cv_f32_f64(rng, shape):
-    x = (rng.normal(0.0, 1.0, size=shape) * 10.0 ** rng.uniform(-40, 38, size=shape)).astype(
-        np.float32
-    )
+    x = (
+        rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-40, 38, size=shape))
+    ).astype(np.float32)
     return place(
         x,
-        [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, F32_TINY_SUB, -F32_TINY_SUB, F32_MAX,
-         -F32_MAX, 0.1, 1.0 / 3.0, 1.1754942e-38],
+        [
+            np.nan,
+            -np.nan,
+            np.inf,
+            -np.inf,
+            0.0,
+            -0.0,
+            F32_TINY_SUB,
+            -F32_TINY_SUB,
+            F32_MAX,
+            -F32_MAX,
+            0.1,
+            1.0 / 3.0,
+            1.1754942e-38,
+        ],
     )
 
 
@@ -291,8 +519,21 @@ def data_cv_f64_i16_map(rng, shape):
     x = rng.uniform(-40000.0, 40000.0, size=shape)
     return place(
         x,
-        [np.nan, -np.nan, np.inf, -np.inf, 1e6, -1e6, 32767.0, -32767.0, -32768.0, -32767.5,
-         32766.5, 0.5, -0.0],
+        [
+            np.nan,
+            -np.nan,
+            np.inf,
+            -np.inf,
+            1e6,
+            -1e6,
+            32767.0,
+            -32767.0,
+            -32768.0,
+            -32767.5,
+            32766.5,
+            0.5,
+            -0.0,
+        ],
     )
 
 
@@ -304,22 +545,53 @@ def data_cv_i16_i8_wrap(rng, shape):
 def data_cv_f16_i8(rng, shape):
     x = rng.uniform(-300.0, 300.0, size=shape).astype(np.float16)
     return place(
-        x, [0.5, -0.5, 1.5, -1.5, 127.5, -128.5, 1000.0, -1000.0, 65504.0, -65504.0, -0.0, 126.5]
+        x,
+        [
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            127.5,
+            -128.5,
+            1000.0,
+            -1000.0,
+            65504.0,
+            -65504.0,
+            -0.0,
+            126.5,
+        ],
     )
 
 
 def data_cv_u64_f64(rng, shape):
     x = rng.integers(0, 2**64 - 1, size=shape, dtype=np.uint64, endpoint=True)
-    x.reshape(-1)[100:200] = rng.integers(2**53 - 50, 2**53 + 50, size=100, dtype=np.uint64)
-    return place(x, [2**64 - 1, 2**53 + 1, 2**53, 2**63 + 1, 0, 1, 2**64 - 2048, 2**64 - 2049])
+    x.reshape(-1)[100:200] = rng.integers(
+        2**53 - 50, 2**53 + 50, size=100, dtype=np.uint64
+    )
+    return place(
+        x, [2**64 - 1, 2**53 + 1, 2**53, 2**63 + 1, 0, 1, 2**64 - 2048, 2**64 - 2049]
+    )
 
 
 def data_cv_f64_i64(rng, shape):
-    x = rng.normal(0.0, 1.0, size=shape) * 10.0 ** rng.uniform(-3, 20, size=shape)
+    x = rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-3, 20, size=shape))
     return place(
         x,
-        [1e19, -1e19, 0.1, -0.9, -0.0, 2.0**63, -(2.0**63), 9.223372036854775e18,
-         -9.223372036854775e18, np.nextafter(2.0**53, 0), 2.0**53 + 2, 1e300, -1e300],
+        [
+            1e19,
+            -1e19,
+            0.1,
+            -0.9,
+            -0.0,
+            2.0**63,
+            -(2.0**63),
+            9.223372036854775e18,
+            -9.223372036854775e18,
+            np.nextafter(2.0**53, 0),
+            2.0**53 + 2,
+            1e300,
+            -1e300,
+        ],
     )
 
 
@@ -356,7 +628,9 @@ def a_chain() -> list[Any]:
     ]
 
 
-def one_d(name, desc, dtype, fill, filters, data, n=300, chunk=64, skip=2, notes=(), **kw):
+def one_d(
+    name, desc, dtype, fill, filters, data, n=300, chunk=64, skip=2, notes=(), **kw
+):
     return Fixture(
         name=name,
         description=desc,
@@ -364,7 +638,9 @@ def one_d(name, desc, dtype, fill, filters, data, n=300, chunk=64, skip=2, notes
         shape=(n,),
         chunks=(chunk,),
         fill_value=fill,
-        make_codecs=codecs_plain(*filters()) if callable(filters) else codecs_plain(*filters),
+        make_codecs=codecs_plain(*filters())
+        if callable(filters)
+        else codecs_plain(*filters),
         make_data=data,
         regions=regions_except_chunk(n, chunk, skip),
         notes=list(notes),
@@ -387,13 +663,19 @@ def fixtures() -> list[Fixture]:
             shape=(40, 50),
             chunks=(10, 16),
             fill_value=np.nan,
-            make_codecs=lambda: {"filters": a_chain(), "serializer": BytesCodec(), "compressors": None},
+            make_codecs=lambda: {
+                "filters": a_chain(),
+                "serializer": BytesCodec(),
+                "compressors": None,
+            },
             make_data=data_a,
             regions=[(slice(0, 25), slice(0, 35)), (slice(30, 40), slice(48, 50))],
             all_fill_regions=[(slice(0, 10), slice(0, 16))],
             notes=[
-                ("zarr-python omits \"rounding\": \"nearest-even\" (the default) from the cast_value "
-                "configuration it writes."),
+                (
+                    'zarr-python omits "rounding": "nearest-even" (the default) from the cast_value '
+                    "configuration it writes."
+                ),
             ],
         )
     )
@@ -413,8 +695,12 @@ def fixtures() -> list[Fixture]:
             make_data=data_so_cv_u16,
             regions=[(slice(0, 300),), (slice(640, 1000),)],
             all_fill_regions=[(slice(128, 256),)],
-            notes=[("The fill value must be >= 1000: (0 - 1000) underflows uint16 and zarr-python "
-                   "errors when it encodes the fill value.")],
+            notes=[
+                (
+                    "The fill value must be >= 1000: (0 - 1000) underflows uint16 and zarr-python "
+                    "errors when it encodes the fill value."
+                )
+            ],
         )
     )
 
@@ -438,8 +724,13 @@ def fixtures() -> list[Fixture]:
         one_d(
             "so_i16_negscale",
             "int16, fill -100; scale_offset(offset=-100, scale=-2) -> bytes (negative scale).",
-            "int16", -100, [ScaleOffset(offset=-100, scale=-2)], data_so_i16_negscale,
-            n=500, chunk=64, skip=4,
+            "int16",
+            -100,
+            [ScaleOffset(offset=-100, scale=-2)],
+            data_so_i16_negscale,
+            n=500,
+            chunk=64,
+            skip=4,
         )
     )
     fx.append(
@@ -460,7 +751,7 @@ def fixtures() -> list[Fixture]:
     fx.append(
         Fixture(
             name="so_f64_str",
-            description="float64, fill 0.25; scale_offset(offset=\"0.25\", scale=\"10\") with the "
+            description='float64, fill 0.25; scale_offset(offset="0.25", scale="10") with the '
             "numbers written as JSON strings (zarr-python accepts decimal strings and keeps them "
             "verbatim in zarr.json). Includes +-1e308, whose encoding overflows to +-inf.",
             dtype="float64",
@@ -470,19 +761,27 @@ def fixtures() -> list[Fixture]:
             make_codecs=codecs_plain(ScaleOffset(offset="0.25", scale="10")),
             make_data=data_so_f64_str,
             regions=[(slice(0, 16), slice(0, 16)), (slice(16, 20), slice(20, 25))],
-            notes=[("Decimal strings such as \"0.25\" are not a Zarr v3 fill-value encoding for "
-                   "floats (only numbers, \"NaN\", \"Infinity\", \"-Infinity\" and \"0x...\" hex "
-                   "are); zarr-python 3.4.2 accepts them anyway (float(str)).")],
+            notes=[
+                (
+                    'Decimal strings such as "0.25" are not a Zarr v3 fill-value encoding for '
+                    'floats (only numbers, "NaN", "Infinity", "-Infinity" and "0x..." hex '
+                    "are); zarr-python 3.4.2 accepts them anyway (float(str))."
+                )
+            ],
         )
     )
     fx.append(
         one_d(
             "so_f64_hex",
             "float64, fill 0.0; scale_offset with hex-string scalars: offset "
-            "\"0x3fd5555555555555\" (1/3), scale \"0x4008000000000000\" (3.0).",
-            "float64", 0.0,
+            '"0x3fd5555555555555" (1/3), scale "0x4008000000000000" (3.0).',
+            "float64",
+            0.0,
             [ScaleOffset(offset="0x3fd5555555555555", scale="0x4008000000000000")],
-            data_so_f64_hex, n=300, chunk=64, skip=1,
+            data_so_f64_hex,
+            n=300,
+            chunk=64,
+            skip=1,
         )
     )
     fx.append(
@@ -490,16 +789,27 @@ def fixtures() -> list[Fixture]:
             "so_f16",
             "float16, fill 0; scale_offset(offset=0.5, scale=2) -> bytes; 65504 and 32767 "
             "overflow float16 to inf when encoded (stored as inf, no error).",
-            "float16", 0.0, [ScaleOffset(offset=0.5, scale=2)], data_so_f16,
-            n=200, chunk=64, skip=1,
+            "float16",
+            0.0,
+            [ScaleOffset(offset=0.5, scale=2)],
+            data_so_f16,
+            n=200,
+            chunk=64,
+            skip=1,
         )
     )
     fx.append(
         one_d(
             "so_noconfig",
             "int8, fill 0; scale_offset with neither offset nor scale: zarr-python writes "
-            "{\"name\": \"scale_offset\"} with no configuration (a no-op).",
-            "int8", 0, [ScaleOffset()], data_so_noconfig, n=100, chunk=32, skip=1,
+            '{"name": "scale_offset"} with no configuration (a no-op).',
+            "int8",
+            0,
+            [ScaleOffset()],
+            data_so_noconfig,
+            n=100,
+            chunk=32,
+            skip=1,
         )
     )
 
@@ -509,17 +819,26 @@ def fixtures() -> list[Fixture]:
             "cv_f32_i16_tz_clamp",
             "float32 -> int16, towards-zero, out_of_range clamp; values beyond +-32767, "
             "fractions, negatives, -0.0, +-FLT_MAX.",
-            "float32", 0.0,
-            lambda: [cv(data_type="int16", rounding="towards-zero", out_of_range="clamp")],
-            data_cv_f32_i16, n=400, chunk=64, skip=3,
+            "float32",
+            0.0,
+            lambda: [
+                cv(data_type="int16", rounding="towards-zero", out_of_range="clamp")
+            ],
+            data_cv_f32_i16,
+            n=400,
+            chunk=64,
+            skip=3,
         )
     )
     fx.append(
         one_d(
             "cv_f64_i8_na_wrap",
             "float64 -> int8, nearest-away, out_of_range wrap; .5 ties, values far out of range.",
-            "float64", 0.0,
-            lambda: [cv(data_type="int8", rounding="nearest-away", out_of_range="wrap")],
+            "float64",
+            0.0,
+            lambda: [
+                cv(data_type="int8", rounding="nearest-away", out_of_range="wrap")
+            ],
             data_cv_f64_i8_wrap,
         )
     )
@@ -527,8 +846,11 @@ def fixtures() -> list[Fixture]:
         one_d(
             "cv_f64_u8_tn_clamp",
             "float64 -> uint8, towards-negative, out_of_range clamp.",
-            "float64", 0.0,
-            lambda: [cv(data_type="uint8", rounding="towards-negative", out_of_range="clamp")],
+            "float64",
+            0.0,
+            lambda: [
+                cv(data_type="uint8", rounding="towards-negative", out_of_range="clamp")
+            ],
             data_cv_f64_u8_clamp,
         )
     )
@@ -537,22 +859,30 @@ def fixtures() -> list[Fixture]:
             "cv_f64_f32_ne",
             "float64 -> float32, nearest-even, no out_of_range; fill NaN; float32 subnormals and "
             "ties, +-0.0, +-inf, NaN (incl. negative NaN), magnitudes 1e-47..3e38.",
-            "float64", np.nan, lambda: [cv(data_type="float32")], data_cv_f64_f32_ne,
+            "float64",
+            np.nan,
+            lambda: [cv(data_type="float32")],
+            data_cv_f64_f32_ne,
         )
     )
     fx.append(
         one_d(
             "cv_f64_f32_tz_clamp",
             "float64 -> float32, towards-zero, out_of_range clamp; magnitudes up to 1e300.",
-            "float64", 0.0,
-            lambda: [cv(data_type="float32", rounding="towards-zero", out_of_range="clamp")],
+            "float64",
+            0.0,
+            lambda: [
+                cv(data_type="float32", rounding="towards-zero", out_of_range="clamp")
+            ],
             data_cv_f64_f32_tz_clamp,
             notes=[
-                ("cast-value-rs 0.5.1: under towards-zero, values in (FLT_MAX, 2**128) round to "
-                "FLT_MAX, but values >= 2**128 (e.g. 2**128, 1e39, 1e300) become +-inf under "
-                "clamp (and are an error with no out_of_range). IEEE 754 roundTowardZero would "
-                "give +-FLT_MAX for every finite input; the spec text (round first, then clamp "
-                "maps values outside the finite range to +-inf) allows either reading."),
+                (
+                    "cast-value-rs 0.5.1: under towards-zero, values in (FLT_MAX, 2**128) round to "
+                    "FLT_MAX, but values >= 2**128 (e.g. 2**128, 1e39, 1e300) become +-inf under "
+                    "clamp (and are an error with no out_of_range). IEEE 754 roundTowardZero would "
+                    "give +-FLT_MAX for every finite input; the spec text (round first, then clamp "
+                    "maps values outside the finite range to +-inf) allows either reading."
+                ),
             ],
         )
     )
@@ -561,7 +891,9 @@ def fixtures() -> list[Fixture]:
             "cv_f64_f16_tp",
             "float64 -> float16, towards-positive, no out_of_range; -1e-10 -> -0.0, 1e-10 -> "
             "smallest subnormal, -65535.9 -> -65504.",
-            "float64", 0.0, lambda: [cv(data_type="float16", rounding="towards-positive")],
+            "float64",
+            0.0,
+            lambda: [cv(data_type="float16", rounding="towards-positive")],
             data_cv_f64_f16_tp,
         )
     )
@@ -570,7 +902,9 @@ def fixtures() -> list[Fixture]:
             "cv_f64_f16_tz",
             "float64 -> float16, towards-zero, no out_of_range; 65535.99 -> 65504 (values "
             ">= 65536 would be an error in cast-value-rs).",
-            "float64", 0.0, lambda: [cv(data_type="float16", rounding="towards-zero")],
+            "float64",
+            0.0,
+            lambda: [cv(data_type="float16", rounding="towards-zero")],
             data_cv_f64_f16_tz,
         )
     )
@@ -578,14 +912,20 @@ def fixtures() -> list[Fixture]:
         one_d(
             "cv_i32_u8_clamp",
             "int32 -> uint8, out_of_range clamp.",
-            "int32", 0, lambda: [cv(data_type="uint8", out_of_range="clamp")], data_cv_i32_u8,
+            "int32",
+            0,
+            lambda: [cv(data_type="uint8", out_of_range="clamp")],
+            data_cv_i32_u8,
         )
     )
     fx.append(
         one_d(
             "cv_i32_u8_wrap",
             "int32 -> uint8, out_of_range wrap.",
-            "int32", 0, lambda: [cv(data_type="uint8", out_of_range="wrap")], data_cv_i32_u8,
+            "int32",
+            0,
+            lambda: [cv(data_type="uint8", out_of_range="wrap")],
+            data_cv_i32_u8,
         )
     )
     fx.append(
@@ -593,14 +933,19 @@ def fixtures() -> list[Fixture]:
             "cv_i64_f32_ne",
             "int64 -> float32, nearest-even; 2**24+1, 2**53+1, up to the largest int64 that does "
             "not round to 2**63 (2**63 would not cast back to int64).",
-            "int64", 0, lambda: [cv(data_type="float32")], data_cv_i64_f32_ne,
+            "int64",
+            0,
+            lambda: [cv(data_type="float32")],
+            data_cv_i64_f32_ne,
         )
     )
     fx.append(
         one_d(
             "cv_i64_f32_tz",
             "int64 -> float32, towards-zero (decode float32 -> int64 is exact); full int64 range.",
-            "int64", 0, lambda: [cv(data_type="float32", rounding="towards-zero")],
+            "int64",
+            0,
+            lambda: [cv(data_type="float32", rounding="towards-zero")],
             data_cv_i64_f32_tz,
         )
     )
@@ -608,14 +953,21 @@ def fixtures() -> list[Fixture]:
         one_d(
             "cv_u8_f32",
             "uint8 -> float32 (exact); all 256 values.",
-            "uint8", 0, lambda: [cv(data_type="float32")], data_cv_u8_f32, n=400,
+            "uint8",
+            0,
+            lambda: [cv(data_type="float32")],
+            data_cv_u8_f32,
+            n=400,
         )
     )
     fx.append(
         one_d(
             "cv_f32_f64",
             "float32 -> float64 (exact widening); fill NaN; NaN, -NaN, +-inf, +-0.0, subnormals.",
-            "float32", np.nan, lambda: [cv(data_type="float64")], data_cv_f32_f64,
+            "float32",
+            np.nan,
+            lambda: [cv(data_type="float64")],
+            data_cv_f32_f64,
         )
     )
     fx.append(
@@ -624,13 +976,18 @@ def fixtures() -> list[Fixture]:
             "float64 -> int16, nearest-even, clamp, scalar_map encode NaN->-32768, "
             "+Infinity->32767, -Infinity->-32767, decode -32768->NaN; fill NaN. -1e6 clamps to "
             "-32768, which then decodes to NaN through the decode map.",
-            "float64", np.nan,
+            "float64",
+            np.nan,
             lambda: [
                 cv(
                     data_type="int16",
                     out_of_range="clamp",
                     scalar_map={
-                        "encode": [("NaN", -32768), ("Infinity", 32767), ("-Infinity", -32767)],
+                        "encode": [
+                            ("NaN", -32768),
+                            ("Infinity", 32767),
+                            ("-Infinity", -32767),
+                        ],
                         "decode": [(-32768, "NaN")],
                     },
                 )
@@ -642,15 +999,21 @@ def fixtures() -> list[Fixture]:
         one_d(
             "cv_i16_i8_wrap",
             "int16 -> int8, out_of_range wrap.",
-            "int16", 0, lambda: [cv(data_type="int8", out_of_range="wrap")], data_cv_i16_i8_wrap,
+            "int16",
+            0,
+            lambda: [cv(data_type="int8", out_of_range="wrap")],
+            data_cv_i16_i8_wrap,
         )
     )
     fx.append(
         one_d(
             "cv_f16_i8_na_clamp",
             "float16 -> int8, nearest-away, clamp.",
-            "float16", 0.0,
-            lambda: [cv(data_type="int8", rounding="nearest-away", out_of_range="clamp")],
+            "float16",
+            0.0,
+            lambda: [
+                cv(data_type="int8", rounding="nearest-away", out_of_range="clamp")
+            ],
             data_cv_f16_i8,
         )
     )
@@ -658,7 +1021,9 @@ def fixtures() -> list[Fixture]:
         one_d(
             "cv_u64_f64_tn",
             "uint64 -> float64, towards-negative (2**64-1 -> 2**64-2048); decode is exact.",
-            "uint64", 0, lambda: [cv(data_type="float64", rounding="towards-negative")],
+            "uint64",
+            0,
+            lambda: [cv(data_type="float64", rounding="towards-negative")],
             data_cv_u64_f64,
         )
     )
@@ -667,8 +1032,11 @@ def fixtures() -> list[Fixture]:
             "cv_f64_i64_tp_clamp",
             "float64 -> int64, towards-positive, clamp. The decode (int64 -> float64) also "
             "rounds towards-positive: 2**63-1 decodes to 2**63.",
-            "float64", 0.0,
-            lambda: [cv(data_type="int64", rounding="towards-positive", out_of_range="clamp")],
+            "float64",
+            0.0,
+            lambda: [
+                cv(data_type="int64", rounding="towards-positive", out_of_range="clamp")
+            ],
             data_cv_f64_i64,
         )
     )
@@ -677,7 +1045,8 @@ def fixtures() -> list[Fixture]:
             "cv_so_f64_i16_chain",
             "float64 -> cast_value(int16, nearest-even, clamp) -> scale_offset(offset=100, "
             "scale=2) on int16 -> bytes: scale_offset after a cast works in the cast's type.",
-            "float64", 0.0,
+            "float64",
+            0.0,
             lambda: [
                 cv(data_type="int16", out_of_range="clamp"),
                 ScaleOffset(offset=100, scale=2),
@@ -689,15 +1058,36 @@ def fixtures() -> list[Fixture]:
     # (e) sharding.
     sharded_regions = [(slice(0, 20), slice(0, 30)), (slice(33, 37), slice(40, 53))]
     sharded_subsets = [
-        {"label": "crosses shard and inner chunk boundaries", "start": [14, 12], "shape": [6, 8]},
-        {"label": "inside a never-written shard (0,2)", "start": [2, 34], "shape": [5, 6]},
-        {"label": "one never-written inner chunk of written shard (1,0)", "start": [24, 0],
-         "shape": [4, 8]},
-        {"label": "unwritten inner chunks, crossing them", "start": [21, 3], "shape": [6, 7]},
-        {"label": "partial edge shard (2,3) / edge inner chunks", "start": [32, 48],
-         "shape": [5, 5]},
-        {"label": "edge shard row, crossing shards (2,2)-(2,3)", "start": [30, 40],
-         "shape": [7, 13]},
+        {
+            "label": "crosses shard and inner chunk boundaries",
+            "start": [14, 12],
+            "shape": [6, 8],
+        },
+        {
+            "label": "inside a never-written shard (0,2)",
+            "start": [2, 34],
+            "shape": [5, 6],
+        },
+        {
+            "label": "one never-written inner chunk of written shard (1,0)",
+            "start": [24, 0],
+            "shape": [4, 8],
+        },
+        {
+            "label": "unwritten inner chunks, crossing them",
+            "start": [21, 3],
+            "shape": [6, 7],
+        },
+        {
+            "label": "partial edge shard (2,3) / edge inner chunks",
+            "start": [32, 48],
+            "shape": [5, 5],
+        },
+        {
+            "label": "edge shard row, crossing shards (2,2)-(2,3)",
+            "start": [30, 40],
+            "shape": [7, 13],
+        },
     ]
     fx.append(
         Fixture(
@@ -765,8 +1155,11 @@ def fixtures() -> list[Fixture]:
             regions=[(slice(0, 10), slice(0, 20)), (slice(20, 30), slice(16, 20))],
             extra_subsets=[
                 {"label": "crosses shard boundary", "start": [14, 6], "shape": [4, 4]},
-                {"label": "unwritten inner chunk in written shard", "start": [12, 0],
-                 "shape": [4, 4]},
+                {
+                    "label": "unwritten inner chunk in written shard",
+                    "start": [12, 0],
+                    "shape": [4, 4],
+                },
             ],
         )
     )
@@ -780,16 +1173,27 @@ def error_fixtures() -> list[Fixture]:
             "int16, fill 0; scale_offset(scale=3) -> cast_value(int8, clamp). Input 100 encodes "
             "to 300, clamps to 127; decoding 127 / 3 is not exact, and zarr-python refuses to "
             "read that chunk.",
-            "int16", 0,
+            "int16",
+            0,
             lambda: [ScaleOffset(scale=3), cv(data_type="int8", out_of_range="clamp")],
-            data_err_nonexact, n=64, chunk=16, skip=2, expect_read_error=True,
+            data_err_nonexact,
+            n=64,
+            chunk=16,
+            skip=2,
+            expect_read_error=True,
         ),
         one_d(
             "cv_u64_f16_clamp_inf",
             "uint64, fill 0; cast_value(float16, clamp). 2**63 encodes to +inf (clamp); +inf "
             "cannot be cast back to uint64, so reading that chunk fails.",
-            "uint64", 0, lambda: [cv(data_type="float16", out_of_range="clamp")],
-            data_err_inf_u64, n=64, chunk=16, skip=2, expect_read_error=True,
+            "uint64",
+            0,
+            lambda: [cv(data_type="float16", out_of_range="clamp")],
+            data_err_inf_u64,
+            n=64,
+            chunk=16,
+            skip=2,
+            expect_read_error=True,
         ),
     ]
 
@@ -799,7 +1203,9 @@ def error_fixtures() -> list[Fixture]:
 # --------------------------------------------------------------------------------------
 
 
-def region_json(region: tuple[slice, ...], shape: tuple[int, ...]) -> dict[str, list[int]]:
+def region_json(
+    region: tuple[slice, ...], shape: tuple[int, ...]
+) -> dict[str, list[int]]:
     start, size = [], []
     for s, n in zip(region, shape):
         a, b, _ = s.indices(n)
@@ -809,7 +1215,10 @@ def region_json(region: tuple[slice, ...], shape: tuple[int, ...]) -> dict[str, 
 
 
 def chunk_written(
-    idx: tuple[int, ...], chunks: tuple[int, ...], regions: list[tuple[slice, ...]], shape
+    idx: tuple[int, ...],
+    chunks: tuple[int, ...],
+    regions: list[tuple[slice, ...]],
+    shape,
 ) -> bool:
     for region in regions:
         hit = True
@@ -829,33 +1238,67 @@ def auto_subsets(f: Fixture) -> list[dict[str, Any]]:
     subs: list[dict[str, Any]] = []
     start = [max(0, c - 2) if n > c else 0 for n, c in zip(shape, chunks)]
     subs.append(
-        {"label": f"crosses the first {unit} boundary", "start": start,
-         "shape": [min(4, n - s) for n, s in zip(shape, start)]}
+        {
+            "label": f"crosses the first {unit} boundary",
+            "start": start,
+            "shape": [min(4, n - s) for n, s in zip(shape, start)],
+        }
     )
     edge = [((n - 1) // c) * c for n, c in zip(shape, chunks)]
     subs.append(
-        {"label": f"the last (edge) {unit}" + (" - partial" if any(n % c for n, c in zip(shape, chunks)) else ""),
-         "start": edge, "shape": [n - e for n, e in zip(shape, edge)]}
+        {
+            "label": f"the last (edge) {unit}"
+            + (" - partial" if any(n % c for n, c in zip(shape, chunks)) else ""),
+            "start": edge,
+            "shape": [n - e for n, e in zip(shape, edge)],
+        }
     )
     grid = [math.ceil(n / c) for n, c in zip(shape, chunks)]
-    unwritten = [idx for idx in np.ndindex(*grid) if not chunk_written(idx, chunks, f.regions, shape)]
+    unwritten = [
+        idx
+        for idx in np.ndindex(*grid)
+        if not chunk_written(idx, chunks, f.regions, shape)
+    ]
     # Prefer a whole (non-edge) chunk that was never written.
-    unwritten.sort(key=lambda idx: any((i + 1) * c > n for i, c, n in zip(idx, chunks, shape)))
+    unwritten.sort(
+        key=lambda idx: any((i + 1) * c > n for i, c, n in zip(idx, chunks, shape))
+    )
     if unwritten:
         idx = unwritten[0]
         origin = [i * c for i, c in zip(idx, chunks)]
         st = [o + (1 if c > 2 else 0) for o, c in zip(origin, chunks)]
         sz = [max(1, min(c - 2, n - s)) for c, n, s in zip(chunks, shape, st)]
-        subs.append({"label": f"inside never-written {unit} {list(idx)}", "start": st, "shape": sz})
+        subs.append(
+            {
+                "label": f"inside never-written {unit} {list(idx)}",
+                "start": st,
+                "shape": sz,
+            }
+        )
         # From a written chunk into the never-written one, when there is a neighbour before it.
         if any(o > 0 for o in origin):
             st2 = [max(0, o - 2) for o in origin]
             sz2 = [min(n - s, (o - s) + 3) for n, s, o in zip(shape, st2, origin)]
-            subs.append({"label": f"from neighbouring {unit}s into never-written {unit} {list(idx)}",
-                         "start": st2, "shape": sz2})
-    subs.append({"label": "one element", "start": [n // 2 for n in shape], "shape": [1] * len(shape)})
+            subs.append(
+                {
+                    "label": f"from neighbouring {unit}s into never-written {unit} {list(idx)}",
+                    "start": st2,
+                    "shape": sz2,
+                }
+            )
     subs.append(
-        {"label": "most of the array", "start": [1] * len(shape), "shape": [max(1, n - 2) for n in shape]}
+        {
+            "label": "one element",
+            "start": [n // 2 for n in shape],
+            "shape": [1] * len(shape),
+        }
+    )
+    subs.append(
+        {
+            "label": "most of the array",
+            "start": [1] * len(shape),
+            "shape": [max(1, n - 2) for n in shape],
+        }
     )
     return subs
 
@@ -880,7 +1323,14 @@ def codec_summary(c: Any) -> str:
             sm = []
             for d in ("encode", "decode"):
                 if d in v:
-                    sm.append(d + "[" + ", ".join(f"{json.dumps(a)}->{json.dumps(b)}" for a, b in v[d]) + "]")
+                    sm.append(
+                        d
+                        + "["
+                        + ", ".join(
+                            f"{json.dumps(a)}->{json.dumps(b)}" for a, b in v[d]
+                        )
+                        + "]"
+                    )
             parts.append("scalar_map " + " ".join(sm))
         else:
             parts.append(f"{k}={json.dumps(v)}")
@@ -942,12 +1392,17 @@ def write_fixture(f: Fixture, out_dir: Path) -> dict[str, Any]:
         except Exception as e:  # noqa: BLE001 - record whatever zarr-python raises
             info["expected_error"] = f"{type(e).__name__}: {e}"
         else:
-            raise AssertionError(f"{f.name}: expected zarr-python to fail reading the array")
+            raise AssertionError(
+                f"{f.name}: expected zarr-python to fail reading the array"
+            )
         bad = []
         ro = zc.open_array(store_path)
         for key in stored:
             idx = tuple(int(p) for p in key.split("/")[1:])
-            sel = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(idx, f.chunks, f.shape))
+            sel = tuple(
+                slice(i * c, min((i + 1) * c, n))
+                for i, c, n in zip(idx, f.chunks, f.shape)
+            )
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -988,7 +1443,9 @@ def self_check(f: Fixture, store_path: Path, inp: np.ndarray) -> None:
         zc.write_whole_from_metadata(store_path / "zarr.json", tmp / "w.zarr", inp)
         diff = zc.compare_stores(tmp / "w.zarr", store_path)
         if not diff.ok:
-            raise AssertionError(f"{f.name}: whole write differs from region writes: {diff.describe()}")
+            raise AssertionError(
+                f"{f.name}: whole write differs from region writes: {diff.describe()}"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -1006,6 +1463,18 @@ Regenerate (from the repository root; deletes and re-creates this directory):
 bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/make_fixtures.py
 ```
+
+Check that this directory is exactly what the script writes (`scripts/test.sh` does this; a few
+seconds):
+
+```sh
+.venv/bin/python scripts/python/make_fixtures.py --check
+```
+
+The input data are the same on every machine: the generator uses numpy's seeded `Generator`
+and only operations that round the same everywhere. numpy's float64 `**` does not: its AVX-512
+kernel and the libm one differ by an ulp in a few results, which once made these files depend
+on the CPU that wrote them; powers of ten are computed with `decimal` instead.
 
 ## Files
 
@@ -1072,9 +1541,23 @@ README_TAIL = """
 def probe_refused() -> list[str]:
     """Data types and configurations named by the specs that zarr-python 3.4.2 refuses."""
     lines = []
-    for name in ["bfloat16", "int4", "uint4", "int2", "uint2", "float8_e4m3", "float8_e5m2",
-                 "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
-                 "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e8m0fnu"]:
+    for name in [
+        "bfloat16",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+        "float8_e4m3",
+        "float8_e5m2",
+        "float4_e2m1fn",
+        "float6_e2m3fn",
+        "float6_e3m2fn",
+        "float8_e3m4",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "float8_e4m3b11fnuz",
+        "float8_e8m0fnu",
+    ]:
         for role in ("cast_value target", "array data type"):
             try:
                 if role == "cast_value target":
@@ -1085,20 +1568,38 @@ def probe_refused() -> list[str]:
             except Exception as e:  # noqa: BLE001
                 lines.append(f"- `{name}` as {role}: `{type(e).__name__}: {e}`")
     checks = [
-        ("cast_value out_of_range wrap with a float target",
-         lambda: zarr.create_array(store={}, shape=(4,), dtype="float64",
-                                   filters=[CastValue(data_type="float32", out_of_range="wrap")])),
-        ("scale_offset with a non-integer scale on int32",
-         lambda: zarr.create_array(store={}, shape=(4,), dtype="int32",
-                                   filters=[ScaleOffset(scale=0.5)])),
-        ("scale_offset with scale 0",
-         lambda: zarr.create_array(store={}, shape=(4,), dtype="float64",
-                                   filters=[ScaleOffset(scale=0)])),
-        ("cast_value to bool",
-         lambda: CastValue(data_type="bool")),
-        ("cast_value float64 -> uint8 with fill NaN and no scalar_map",
-         lambda: zarr.create_array(store={}, shape=(4,), dtype="float64", fill_value=np.nan,
-                                   filters=[CastValue(data_type="uint8")])),
+        (
+            "cast_value out_of_range wrap with a float target",
+            lambda: zarr.create_array(
+                store={},
+                shape=(4,),
+                dtype="float64",
+                filters=[CastValue(data_type="float32", out_of_range="wrap")],
+            ),
+        ),
+        (
+            "scale_offset with a non-integer scale on int32",
+            lambda: zarr.create_array(
+                store={}, shape=(4,), dtype="int32", filters=[ScaleOffset(scale=0.5)]
+            ),
+        ),
+        (
+            "scale_offset with scale 0",
+            lambda: zarr.create_array(
+                store={}, shape=(4,), dtype="float64", filters=[ScaleOffset(scale=0)]
+            ),
+        ),
+        ("cast_value to bool", lambda: CastValue(data_type="bool")),
+        (
+            "cast_value float64 -> uint8 with fill NaN and no scalar_map",
+            lambda: zarr.create_array(
+                store={},
+                shape=(4,),
+                dtype="float64",
+                fill_value=np.nan,
+                filters=[CastValue(data_type="uint8")],
+            ),
+        ),
     ]
     for label, fn in checks:
         try:
@@ -1113,9 +1614,59 @@ def probe_refused() -> list[str]:
     return lines
 
 
+def tree_files(root: Path) -> dict[str, bytes]:
+    """Every file below `root`, by its path relative to `root` (with `/`)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def check(committed: Path) -> int:
+    """Regenerate into a temporary directory and compare byte for byte with `committed`."""
+    tmp = zc.make_temp_dir("zarr-fixtures-check-")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            generate(tmp / "out")
+        fresh = tree_files(tmp / "out")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    have = tree_files(committed)
+    problems = [
+        f"missing from {committed}: {k}" for k in sorted(fresh.keys() - have.keys())
+    ]
+    problems += [
+        f"not written by the generator: {k}" for k in sorted(have.keys() - fresh.keys())
+    ]
+    problems += [
+        f"differs: {k}"
+        for k in sorted(fresh.keys() & have.keys())
+        if fresh[k] != have[k]
+    ]
+    if problems:
+        print(
+            f"{committed} does not match a fresh run of {Path(__file__).name}:",
+            file=sys.stderr,
+        )
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(f"{committed}: all {len(have)} files match a fresh run")
+    return 0
+
+
 def main() -> int:
+    args = sys.argv[1:]
+    if args[:1] == ["--check"]:
+        # `--check [DIR]`: DIR (default fixtures/zarr-python) must be exactly what this script writes.
+        return check(Path(args[1]) if len(args) > 1 else OUT)
     # An output directory other than fixtures/zarr-python may be given (to compare a fresh run).
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    generate(Path(args[0]) if args else OUT)
+    return 0
+
+
+def generate(out: Path) -> None:
     zc.fresh_output_dir(out)
     err_dir = out / "decode_errors"
     err_dir.mkdir()
@@ -1140,11 +1691,15 @@ def main() -> int:
         desc = info["description"].replace("|", "\\|")
         if "expected_error" in info:
             desc += f" Error: `{info['expected_error']}`"
-        return (f"| `{prefix}{info['name']}` | {info['data_type']} | {shape} / {chunks} | "
-                f"`{codecs}` | {desc} |")
+        return (
+            f"| `{prefix}{info['name']}` | {info['data_type']} | {shape} / {chunks} | "
+            f"`{codecs}` | {desc} |"
+        )
 
     readme = README_HEAD.format(
-        zarr_version=zarr.__version__, cvr_version=version("cast-value-rs"), np_version=np.__version__
+        zarr_version=zarr.__version__,
+        cvr_version=version("cast-value-rs"),
+        np_version=np.__version__,
     )
     readme += "\n".join(row(i) for i in rows) + "\n"
     readme += "\n### decode_errors/\n\n| name | data type | shape / chunks | codecs | what it covers |\n"
@@ -1154,8 +1709,9 @@ def main() -> int:
     (out / "README.md").write_text(readme)
 
     total = zc.tree_bytes(out)
-    print(f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}")
-    return 0
+    print(
+        f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from zarrs_extension_codecs._outputs import new_output, returned
+
 Array = npt.NDArray[Any]
 
 
@@ -43,9 +45,12 @@ def elementwise(
     run: Callable[[Array, Array], None],
     *,
     in_place_ok: bool,
+    consumable: bool = False,
 ) -> Array:
-    """Run the elementwise kernel `run(src, out)` over `arr`, into one new
-    array of `out_dtype` and `arr`'s shape.
+    """Run the elementwise kernel `run(src, out)` over `arr`, into one
+    output array of `out_dtype` and `arr`'s shape (`new_output`: new, or
+    recycled), kept for reuse once the caller is done with it
+    (`consumable`: the next decode may take it over; see `_outputs`).
 
     A Fortran-ordered array is processed as its (C-ordered) transpose and
     the result transposed back, so that no copy is needed. Otherwise an
@@ -55,7 +60,7 @@ def elementwise(
     """
     if arr.ndim > 1 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
         return elementwise(arr.T, out_dtype, run, in_place_ok=in_place_ok).T
-    out = np.empty(arr.shape, dtype=native(out_dtype))
+    out = new_output(arr.shape, native(out_dtype))
     if arr.flags.c_contiguous and arr.dtype.isnative:
         run(arr, out)
     elif in_place_ok:
@@ -64,4 +69,6 @@ def elementwise(
         run(out, out)
     else:
         run(as_kernel_input(arr), out)
-    return to_byte_order(out, out_dtype)
+    result = to_byte_order(out, out_dtype)
+    returned(out, consumable=consumable and result is out)
+    return result

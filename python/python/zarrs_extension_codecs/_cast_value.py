@@ -13,7 +13,6 @@ from zarr.codecs.cast_value import CastValue as _ZarrCastValue
 from zarrs_extension_codecs import _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
-from zarrs_extension_codecs._handover import hand_over
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
@@ -96,7 +95,15 @@ class CastValue(_ZarrCastValue):
                 self.out_of_range,
                 self._get_scalar_map(direction),
             )
-        return elementwise(arr, target, lambda src, out: plan.cast(src, out), in_place_ok=False)
+        # A decode's output goes on to `ScaleOffset`'s decode, which may work
+        # in place in it.
+        return elementwise(
+            arr,
+            target,
+            lambda src, out: plan.cast(src, out),
+            in_place_ok=False,
+            consumable=direction == "decode",
+        )
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
         target = self.dtype.to_native_dtype()
@@ -118,9 +125,6 @@ class CastValue(_ZarrCastValue):
             chunk_spec.dtype.to_native_dtype(),
             "decode",
         )
-        # A new array that only the returned buffer refers to: the next
-        # codec (`ScaleOffset`) may decode it in place.
-        hand_over(result)
         return chunk_array.__class__.from_ndarray_like(result)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:

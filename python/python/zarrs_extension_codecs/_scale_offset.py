@@ -11,7 +11,7 @@ from zarr.codecs.scale_offset import ScaleOffset as _ZarrScaleOffset
 from zarrs_extension_codecs import _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
-from zarrs_extension_codecs._handover import take_over
+from zarrs_extension_codecs._outputs import take_over
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec

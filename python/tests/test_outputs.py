@@ -1,9 +1,12 @@
-"""`ScaleOffset` decodes in place the array `CastValue`'s decode returned,
-when zarr's pipeline is all that refers to it, and never otherwise."""
+"""The codecs' outputs (`_outputs`): `ScaleOffset` decodes in place the array
+`CastValue`'s decode returned when zarr's pipeline is all that refers to it,
+outputs are recycled once nothing refers to them, and never otherwise."""
 
 from __future__ import annotations
 
 import gc
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +18,7 @@ from zarr.core.buffer.cpu import NDBuffer
 from zarr.core.dtype import parse_dtype
 
 import zarrs_extension_codecs as zec
-from zarrs_extension_codecs import _handover
+from zarrs_extension_codecs import _outputs
 
 SCALE_OFFSET = {"offset": -0.1, "scale": 10000}
 CAST_VALUE = {
@@ -63,7 +66,7 @@ def expected(raw: NDBuffer) -> np.ndarray:
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each `ScaleOffset` decode took its input over."""
     calls: list[bool] = []
-    original = _handover.take_over
+    original = _outputs.take_over
 
     def spy(chunk_array: Any) -> Any:
         result = original(chunk_array)
@@ -138,13 +141,63 @@ def test_encode_never_takes_its_input_over(taken: list[bool]) -> None:
     assert taken == [True]
 
 
-def test_registrations_do_not_outlive_their_arrays() -> None:
-    _, cv = codecs()
-    raw = stored()
-    for _ in range(100):
-        cv._decode_sync(raw, spec("float64", raw.shape))
-    gc.collect()
-    assert len(_handover._handed_over) == 0
+def test_few_outputs_are_kept() -> None:
+    so, cv = codecs()
+    raw = stored((512, 512))
+    f64 = spec("float64", raw.shape)
+    held = [so._decode_sync(cv._decode_sync(raw, f64), f64) for _ in range(3 * _outputs.MAX_ARRAYS)]
+    assert len(_outputs._recent) <= _outputs.MAX_ARRAYS
+    assert sum(a.nbytes for a in _outputs._recent) <= _outputs.MAX_BYTES
+    del held
+
+
+def big(shape: tuple[int, ...] = (512, 512)) -> NDBuffer:
+    """float64 values of at least `_outputs.MIN_BYTES`, as a user holds them."""
+    return NDBuffer.from_ndarray_like(np.linspace(-0.1, 6.4, np.prod(shape)).reshape(shape))
+
+
+def test_an_output_nobody_holds_is_recycled() -> None:
+    so, _ = codecs()
+    f64 = spec("float64", (512, 512))
+    values = big()
+    first = so._encode_sync(values, f64)
+    address = first.as_ndarray_like().ctypes.data
+    expected_bits = np.array(first.as_ndarray_like())
+    del first
+    again = so._encode_sync(values, f64)
+    assert again.as_ndarray_like().ctypes.data == address
+    np.testing.assert_array_equal(again.as_ndarray_like(), expected_bits)
+
+
+@pytest.mark.parametrize("hold", ["buffer", "name", "view", "memoryview"])
+def test_an_output_still_held_is_not_recycled(hold: str) -> None:
+    so, _ = codecs()
+    f64 = spec("float64", (512, 512))
+    first = so._encode_sync(big(), f64)
+    arr = first.as_ndarray_like()
+    before = np.array(arr)
+    held: Any = {"buffer": first, "name": arr, "view": arr[1:], "memoryview": memoryview(arr)}[hold]
+    del first, arr
+    # Different values into an array of the same shape and dtype.
+    other = so._encode_sync(NDBuffer.from_ndarray_like(np.zeros((512, 512))), f64)
+    assert other.as_ndarray_like().ctypes.data != before.ctypes.data
+    kept = {
+        "buffer": lambda: held.as_ndarray_like(),
+        "name": lambda: held,
+        "view": lambda: held.base,
+        "memoryview": lambda: held.obj,
+    }[hold]()
+    np.testing.assert_array_equal(kept, before)
+
+
+def test_outputs_of_another_shape_or_dtype_are_not_recycled() -> None:
+    so, _ = codecs()
+    first = so._encode_sync(big((512, 512)), spec("float64", (512, 512)))
+    address = first.as_ndarray_like().ctypes.data
+    del first
+    other = so._encode_sync(big((256, 1024)), spec("float64", (256, 1024)))
+    assert other.as_ndarray_like().shape == (256, 1024)
+    assert other.as_ndarray_like().ctypes.data != address
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
@@ -171,3 +224,22 @@ def test_zarr_pipelines_decode_in_place(tmp_path: Any, taken: list[bool], pipeli
     np.testing.assert_array_equal(ours, theirs)
     assert len(taken) == 12
     assert all(taken)
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept() -> Iterator[None]:
+    """Each test starts with no kept outputs (another test's could match)."""
+    _outputs.forget_all()
+    yield
+    _outputs.forget_all()
+
+
+def test_release_memory_lets_go_of_kept_outputs() -> None:
+    so, _ = codecs()
+    first = so._encode_sync(big(), spec("float64", (512, 512)))
+    kept = weakref.ref(first.as_ndarray_like())
+    del first
+    assert kept() is not None
+    zec.release_memory()
+    gc.collect()
+    assert kept() is None

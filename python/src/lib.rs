@@ -96,16 +96,11 @@ fn same_shape(src: &Bound<'_, PyUntypedArray>, out: &Bound<'_, PyUntypedArray>) 
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
 /// When a call last found another one running, in milliseconds since
-/// [`epoch`] (0: never).
+/// [`millis_since_epoch`]'s epoch (0: never).
 static LAST_SHARED: AtomicU64 = AtomicU64::new(0);
 
 /// How long after two calls last ran at once a call still does not split.
 const SHARED_FOR: Duration = Duration::from_millis(20);
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
 
 /// One kernel call, counted in [`RUNNING`] while it lives.
 struct Running;
@@ -125,9 +120,7 @@ impl Running {
     /// finds the other one running only about half the time.
     fn enter(threads: Option<usize>) -> (Self, usize) {
         let running = RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
-        let now = u64::try_from(epoch().elapsed().as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
+        let now = millis_since_epoch();
         let shared = if running > 1 {
             LAST_SHARED.store(now, Ordering::Relaxed);
             true
@@ -147,14 +140,37 @@ impl Drop for Running {
 }
 
 /// The number of threads a large chunk is split across by default: the
-/// machine's available parallelism, as found on first use.
+/// CPUs this process may use, as found at most [`CPUS_FOR`] ago.
 #[pyfunction]
 fn default_threads() -> usize {
-    // Read once: on Linux `available_parallelism` reads the cgroup's CPU
-    // quota from files, about 27 µs, which every call used to pay holding
-    // the GIL (more than the kernels take for a chunk of 64 KiB).
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
+    // Not asked on every call: on Linux `available_parallelism` reads the
+    // cgroup's CPU quota from files, about 27 µs, which every call used to
+    // pay holding the GIL (more than the kernels take for a chunk of
+    // 64 KiB). Not kept for good either: a process may be pinned to fewer
+    // CPUs while it runs (`os.sched_setaffinity`), and splitting a chunk
+    // across threads that share one CPU only costs.
+    static CPUS: AtomicUsize = AtomicUsize::new(0);
+    static ASKED: AtomicU64 = AtomicU64::new(0);
+    let now = millis_since_epoch();
+    let cpus = CPUS.load(Ordering::Relaxed);
+    let asked = ASKED.load(Ordering::Relaxed);
+    if cpus != 0 && Duration::from_millis(now.saturating_sub(asked)) < CPUS_FOR {
+        return cpus;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    CPUS.store(cpus, Ordering::Relaxed);
+    ASKED.store(now, Ordering::Relaxed);
+    cpus
+}
+
+/// How long [`default_threads`] goes by the CPU count it last found.
+const CPUS_FOR: Duration = Duration::from_millis(10);
+
+/// Milliseconds since the first call (at least 1, so that 0 can mean never).
+fn millis_since_epoch() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let since = EPOCH.get_or_init(Instant::now).elapsed().as_millis();
+    u64::try_from(since).unwrap_or(u64::MAX).max(1)
 }
 
 fn kernel_error(e: SliceError) -> PyErr {

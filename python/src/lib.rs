@@ -140,7 +140,14 @@ impl Drop for Running {
 }
 
 /// The number of threads a large chunk is split across by default: the
-/// CPUs this process may use, as found at most [`CPUS_FOR`] ago.
+/// CPUs this process may use, as found at most [`CPUS_FOR`] ago, and no
+/// more than `OMP_NUM_THREADS` if that is set.
+///
+/// `OMP_NUM_THREADS` because it is how a process is told that others share
+/// its cores: dask.distributed starts every worker process with it set to
+/// 1, and so do other schedulers that run a process per core, for numpy's
+/// BLAS and the like. Two worker processes that each split their chunks
+/// across both cores of a two-core machine only take turns on them.
 #[pyfunction]
 fn default_threads() -> usize {
     // Not asked on every call: on Linux `available_parallelism` reads the
@@ -158,9 +165,19 @@ fn default_threads() -> usize {
         return cpus;
     }
     let cpus = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let cpus = cpus.min(omp_num_threads().unwrap_or(usize::MAX));
     CPUS.store(cpus, Ordering::Relaxed);
     ASKED.store(now, Ordering::Relaxed);
     cpus
+}
+
+/// `OMP_NUM_THREADS`, if it holds a whole number of at least 1. (OpenMP
+/// also allows a list, one number per nesting level: the first is this
+/// level's.)
+fn omp_num_threads() -> Option<usize> {
+    let value = std::env::var("OMP_NUM_THREADS").ok()?;
+    let first = value.split(',').next()?.trim();
+    first.parse().ok().filter(|&n| n >= 1)
 }
 
 /// How long [`default_threads`] goes by the CPU count it last found.

@@ -5,6 +5,9 @@ async variants off the event loop; the package version."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import tomllib
 from importlib.metadata import version
@@ -170,6 +173,30 @@ def test_threads_do_not_change_results() -> None:
         outs.append(out)
     assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
     assert _native.default_threads() >= 1
+
+
+def default_threads_with(omp: str | None) -> int:
+    """`default_threads()` in a new process with `OMP_NUM_THREADS` set to
+    `omp` (or unset): the count is read from the environment then."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if omp is not None:
+        env["OMP_NUM_THREADS"] = omp
+    code = "from zarrs_extension_codecs import _native; print(_native.default_threads())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    )
+    return int(out.stdout)
+
+
+def test_default_threads_follow_omp_num_threads() -> None:
+    cpus = default_threads_with(None)
+    assert cpus >= 1
+    for omp in ("1", "1,2", " 1 "):
+        assert default_threads_with(omp) == 1
+    # Not a count of at least 1: ignored.
+    for omp in ("0", "many", ""):
+        assert default_threads_with(omp) == cpus
+    assert default_threads_with(str(cpus + 5)) == cpus
 
 
 def test_async_variants_run_off_the_event_loop() -> None:

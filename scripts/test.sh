@@ -11,6 +11,10 @@ bash scripts/python/setup_venv.sh
 .venv/bin/python scripts/python/make_fixtures.py --check
 # The checker that the reverse-direction test relies on must itself catch mismatches.
 .venv/bin/python scripts/python/selftest_check_zarrs_written.py
+# The scripts' Python (fixtures, benchmarks, test servers); python/ is checked
+# with the package, by test_package.sh.
+.venv/bin/ruff check scripts
+.venv/bin/ruff format --check scripts
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy --all-targets --features async,remote -- -D warnings

@@ -48,8 +48,10 @@ def main() -> None:
             return f"{4096 * 8192 * 8 / seconds / 1e9:.2f} GB/s"
         return f"{1 / seconds:,.0f} win/s"
 
-    print(f"machine: {platform.machine()}, {cpus} CPUs, {platform.platform()}; "
-          f"zarr-python {py['zarr']}, numpy {py['numpy']}")
+    print(
+        f"machine: {platform.machine()}, {cpus} CPUs, {platform.platform()}; "
+        f"zarr-python {py['zarr']}, numpy {py['numpy']}"
+    )
     print()
     print("| case | reader | 1 thread | x zarr-python | all threads | x zarr-python |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
@@ -67,8 +69,10 @@ def main() -> None:
                 if r is None:
                     line += ["-", "-"]
                 else:
-                    line += [speed(group, r["seconds"]), f"{base[workers] / r['seconds']:.2f}x"
-                             if workers in base else "-"]
+                    line += [
+                        speed(group, r["seconds"]),
+                        f"{base[workers] / r['seconds']:.2f}x" if workers in base else "-",
+                    ]
             print("| " + " | ".join(line) + " |")
         for row, label in ROWS:
             line = [title, label]

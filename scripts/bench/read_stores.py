@@ -115,11 +115,18 @@ def bench(root: Path, out: Path, reps: int) -> None:
             np.testing.assert_array_equal(whole[...], reference)
             s = time_whole(whole, reps)
             results.append(
-                {"side": f"zarr-python {pipeline}", "workers": workers, "case": "whole",
-                 "seconds": s, "bytes": reference.nbytes}
+                {
+                    "side": f"zarr-python {pipeline}",
+                    "workers": workers,
+                    "case": "whole",
+                    "seconds": s,
+                    "bytes": reference.nbytes,
+                }
             )
-            print(f"{pipeline:8} workers={workers} whole    {reference.nbytes / s / 1e9:6.2f} GB/s",
-                  file=sys.stderr)
+            print(
+                f"{pipeline:8} workers={workers} whole    {reference.nbytes / s / 1e9:6.2f} GB/s",
+                file=sys.stderr,
+            )
             sharded = zarr.open_array(str(root / "sharded.zarr"), mode="r")
             for aligned in (True, False):
                 offsets = window_offsets(aligned)
@@ -131,13 +138,23 @@ def bench(root: Path, out: Path, reps: int) -> None:
                 s = time_windows(sharded, offsets, max(1, reps // 2))
                 case = "windows aligned" if aligned else "windows unaligned"
                 results.append(
-                    {"side": f"zarr-python {pipeline}", "workers": workers, "case": case,
-                     "seconds": s, "bytes": WINDOW * WINDOW * 8}
+                    {
+                        "side": f"zarr-python {pipeline}",
+                        "workers": workers,
+                        "case": case,
+                        "seconds": s,
+                        "bytes": WINDOW * WINDOW * 8,
+                    }
                 )
-                print(f"{pipeline:8} workers={workers} {case:17} {1 / s:8.0f} windows/s",
-                      file=sys.stderr)
-    out.write_text(json.dumps({"zarr": zarr.__version__, "numpy": np.__version__,
-                               "results": results}, indent=1))
+                print(
+                    f"{pipeline:8} workers={workers} {case:17} {1 / s:8.0f} windows/s",
+                    file=sys.stderr,
+                )
+    out.write_text(
+        json.dumps(
+            {"zarr": zarr.__version__, "numpy": np.__version__, "results": results}, indent=1
+        )
+    )
 
 
 def main() -> None:

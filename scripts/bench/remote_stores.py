@@ -58,12 +58,8 @@ def write(root: Path) -> None:
             chunk_shape=INNER, codecs=[*chain(), BytesCodec(), ZstdCodec(level=3)]
         ),
     )
-    size = sum(
-        p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file()
-    )
-    print(
-        f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}"
-    )
+    size = sum(p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file())
+    print(f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}")
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
@@ -144,17 +140,11 @@ def bench(url: str, out: Path, reps: int) -> None:
 def report(paths: list[Path]) -> None:
     rows = []
     for path in paths:
-        rows += [
-            json.loads(line)
-            for line in path.read_text().splitlines()
-            if line.startswith("{")
-        ]
+        rows += [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
     best_peer = {}
     for r in rows:
         if r["side"].startswith("zarr-python"):
-            best_peer[r["case"]] = min(
-                best_peer.get(r["case"], float("inf")), r["seconds"]
-            )
+            best_peer[r["case"]] = min(best_peer.get(r["case"], float("inf")), r["seconds"])
     print("| read | reader | time | requests | bytes | vs fastest zarr-python |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for case in ("whole", "window aligned", "window unaligned"):

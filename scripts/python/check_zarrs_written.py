@@ -61,7 +61,9 @@ MAX_U64 = 2**64 - 1
 def shard_layout(meta: dict[str, Any]) -> dict[str, Any] | None:
     """Where the shard index is and how big, from the outermost sharding codec, if any."""
     codecs = meta.get("codecs", [])
-    shard = next((c for c in codecs if isinstance(c, dict) and c.get("name") == "sharding_indexed"), None)
+    shard = next(
+        (c for c in codecs if isinstance(c, dict) and c.get("name") == "sharding_indexed"), None
+    )
     if shard is None:
         return None
     cfg = shard["configuration"]
@@ -75,7 +77,11 @@ def shard_layout(meta: dict[str, Any]) -> dict[str, Any] | None:
     for c in cfg.get("index_codecs", []):
         name = c if isinstance(c, str) else c.get("name")
         if name == "bytes":
-            endian = (c.get("configuration") or {}).get("endian", "little") if isinstance(c, dict) else "little"
+            endian = (
+                (c.get("configuration") or {}).get("endian", "little")
+                if isinstance(c, dict)
+                else "little"
+            )
         elif name == "crc32c":
             crc = True
         else:
@@ -105,7 +111,9 @@ def inner_chunks(data: bytes, layout: dict[str, Any]) -> dict[int, bytes] | None
     return out
 
 
-def compare_shard_contents(store: Path, ref: Path, keys: list[str], layout: dict[str, Any]) -> str | None:
+def compare_shard_contents(
+    store: Path, ref: Path, keys: list[str], layout: dict[str, Any]
+) -> str | None:
     """None if every shard in `keys` holds the same inner chunks (same bytes) in both stores;
     otherwise the first difference."""
     for key in keys:
@@ -116,8 +124,10 @@ def compare_shard_contents(store: Path, ref: Path, keys: list[str], layout: dict
         if set(a) != set(b):
             only_a = sorted(set(a) - set(b))
             only_b = sorted(set(b) - set(a))
-            return (f"shard {key!r}: inner chunks present only in zarrs store {only_a[:5]}, "
-                    f"only in zarr-python's {only_b[:5]} (C-order inner chunk numbers)")
+            return (
+                f"shard {key!r}: inner chunks present only in zarrs store {only_a[:5]}, "
+                f"only in zarr-python's {only_b[:5]} (C-order inner chunk numbers)"
+            )
         for i in sorted(a):
             d = zc.first_bytes_difference(a[i], b[i])
             if d is not None:
@@ -144,9 +154,13 @@ def canonical_metadata_note(store: Path) -> str | None:
     diffs = []
     for k in sorted(set(ours) | set(theirs)):
         if ours.get(k, "<absent>") != theirs.get(k, "<absent>"):
-            diffs.append(f"{k}: zarrs {json.dumps(ours.get(k, '<absent>'))} vs zarr-python "
-                         f"{json.dumps(theirs.get(k, '<absent>'))}")
-    return "zarr.json differs from zarr-python's own serialisation (not a failure): " + "; ".join(diffs)
+            diffs.append(
+                f"{k}: zarrs {json.dumps(ours.get(k, '<absent>'))} vs zarr-python "
+                f"{json.dumps(theirs.get(k, '<absent>'))}"
+            )
+    return "zarr.json differs from zarr-python's own serialisation (not a failure): " + "; ".join(
+        diffs
+    )
 
 
 def read_or_error(path: Path) -> tuple[np.ndarray | None, str | None]:
@@ -172,8 +186,14 @@ def check_store(store: Path, tmp_root: Path, allow_layout: bool) -> tuple[bool, 
     meta = zc.load_json(meta_path)
     spec = zc.load_json(in_json)
     if list(spec["shape"]) != list(meta["shape"]) or spec["data_type"] != meta["data_type"]:
-        return False, (f"{in_json.name} says shape {spec['shape']} {spec['data_type']}, zarr.json says "
-                       f"{meta['shape']} {meta['data_type']}"), notes
+        return (
+            False,
+            (
+                f"{in_json.name} says shape {spec['shape']} {spec['data_type']}, zarr.json says "
+                f"{meta['shape']} {meta['data_type']}"
+            ),
+            notes,
+        )
     try:
         inp = zc.read_raw(in_bin, spec["shape"], spec["data_type"])
     except ValueError as e:
@@ -189,13 +209,19 @@ def check_store(store: Path, tmp_root: Path, allow_layout: bool) -> tuple[bool, 
     try:
         zc.write_whole_from_metadata(meta_path, ref_dir, inp)
     except Exception as e:  # noqa: BLE001
-        return False, f"zarr-python cannot write the input with this metadata: {type(e).__name__}: {e}", notes
+        return (
+            False,
+            f"zarr-python cannot write the input with this metadata: {type(e).__name__}: {e}",
+            notes,
+        )
     want, want_err = read_or_error(ref_dir)
     problems: list[str] = []
     if got_err or want_err:
         if got_err != want_err:
-            problems.append(f"(i) read-back: zarrs store -> {got_err or 'ok'}; "
-                            f"zarr-python's own store -> {want_err or 'ok'}")
+            problems.append(
+                f"(i) read-back: zarrs store -> {got_err or 'ok'}; "
+                f"zarr-python's own store -> {want_err or 'ok'}"
+            )
         else:
             notes.append(f"both reads fail identically: {got_err}")
     else:
@@ -227,8 +253,10 @@ def check_store(store: Path, tmp_root: Path, allow_layout: bool) -> tuple[bool, 
             content = compare_shard_contents(store, lex_dir, keys, layout)
             if content is None:
                 layout_only = True
-                detail += ("; every inner chunk is present with identical bytes: only the "
-                           "placement of inner chunks within the shard differs")
+                detail += (
+                    "; every inner chunk is present with identical bytes: only the "
+                    "placement of inner chunks within the shard differs"
+                )
             else:
                 detail += f"; decoded shards: {content}"
         if layout_only and allow_layout:
@@ -248,10 +276,15 @@ def check_store(store: Path, tmp_root: Path, allow_layout: bool) -> tuple[bool, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("dir", type=Path, help="directory holding NAME.zarr + NAME.input.{bin,json}")
-    ap.add_argument("--allow-shard-layout", action="store_true",
-                    help="pass shards whose inner chunks match but are placed differently")
+    ap.add_argument(
+        "--allow-shard-layout",
+        action="store_true",
+        help="pass shards whose inner chunks match but are placed differently",
+    )
     ap.add_argument("--keep-temp", action="store_true", help="keep zarr-python's reference stores")
     args = ap.parse_args(argv)
 
@@ -272,7 +305,11 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 ok, summary, notes = check_store(store, tmp_root, args.allow_shard_layout)
             except Exception as e:  # noqa: BLE001
-                ok, summary, notes = False, f"checker error: {type(e).__name__}: {e}", [traceback.format_exc()]
+                ok, summary, notes = (
+                    False,
+                    f"checker error: {type(e).__name__}: {e}",
+                    [traceback.format_exc()],
+                )
             print(f"{'OK' if ok else 'MISMATCH':8} {name}: {summary}")
             for n in notes:
                 print(f"         note: {n}")

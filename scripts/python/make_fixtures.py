@@ -84,9 +84,7 @@ class Fixture:
     regions: list[tuple[slice, ...]]  # regions written, one `arr[region] = ...` each
     inner_chunks: tuple[int, ...] | None = None  # sharding inner chunk shape, if any
     extra_subsets: list[dict[str, Any]] = field(default_factory=list)
-    all_fill_regions: list[tuple[slice, ...]] = field(
-        default_factory=list
-    )  # written as fill
+    all_fill_regions: list[tuple[slice, ...]] = field(default_factory=list)  # written as fill
     notes: list[str] = field(default_factory=list)
     expect_read_error: bool = False
 
@@ -125,9 +123,7 @@ def pow10(exponents: np.ndarray) -> np.ndarray:
     """
     ctx = decimal.Context(prec=40)
     ten = decimal.Decimal(10)
-    out = [
-        float(ctx.power(ten, decimal.Decimal(float(e)))) for e in np.ravel(exponents)
-    ]
+    out = [float(ctx.power(ten, decimal.Decimal(float(e)))) for e in np.ravel(exponents)]
     return np.array(out, dtype=np.float64).reshape(np.shape(exponents))
 
 
@@ -212,9 +208,7 @@ def data_so_f64_hex(rng, shape):
 
 def data_so_f16(rng, shape):
     x = rng.normal(0.0, 100.0, size=shape).astype(np.float16)
-    return place(
-        x, [65504.0, -65504.0, 0.5, np.nan, -0.0, F16_TINY_SUB, 32767.0, 0.1, np.inf]
-    )
+    return place(x, [65504.0, -65504.0, 0.5, np.nan, -0.0, F16_TINY_SUB, 32767.0, 0.1, np.inf])
 
 
 def data_so_noconfig(rng, shape):
@@ -374,9 +368,7 @@ def data_cv_f64_f32_tz_clamp(rng, shape):
 
 def data_cv_f64_f16_tp(rng, shape):
     x = rng.uniform(-60000.0, 60000.0, size=shape)
-    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice(
-        [-1.0, 1.0], 100
-    )
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
     return place(
         x,
         [
@@ -404,9 +396,7 @@ def data_cv_f64_f16_tp(rng, shape):
 
 def data_cv_f64_f16_tz(rng, shape):
     x = rng.uniform(-65535.0, 65535.0, size=shape)
-    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice(
-        [-1.0, 1.0], 100
-    )
+    x.reshape(-1)[100:200] = pow10(rng.uniform(-9.0, 4.0, 100)) * rng.choice([-1.0, 1.0], 100)
     return place(
         x,
         [
@@ -439,9 +429,7 @@ def data_cv_i32_u8(rng, shape):
 def data_cv_i64_f32_ne(rng, shape):
     x = rng.integers(-(2**62), 2**62, size=shape, dtype=np.int64)
     x.reshape(-1)[100:200] = rng.integers(2**24 - 50, 2**24 + 50, size=100)
-    limit = (
-        2**63 - 2**39 - 2**38 - 1
-    )  # largest int64 that rounds (ties-even) below 2**63
+    limit = 2**63 - 2**39 - 2**38 - 1  # largest int64 that rounds (ties-even) below 2**63
     return place(
         x,
         [
@@ -492,9 +480,9 @@ def data_cv_u8_f32(rng, shape):
 
 
 def data_cv_f32_f64(rng, shape):
-    x = (
-        rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-40, 38, size=shape))
-    ).astype(np.float32)
+    x = (rng.normal(0.0, 1.0, size=shape) * pow10(rng.uniform(-40, 38, size=shape))).astype(
+        np.float32
+    )
     return place(
         x,
         [
@@ -565,12 +553,8 @@ def data_cv_f16_i8(rng, shape):
 
 def data_cv_u64_f64(rng, shape):
     x = rng.integers(0, 2**64 - 1, size=shape, dtype=np.uint64, endpoint=True)
-    x.reshape(-1)[100:200] = rng.integers(
-        2**53 - 50, 2**53 + 50, size=100, dtype=np.uint64
-    )
-    return place(
-        x, [2**64 - 1, 2**53 + 1, 2**53, 2**63 + 1, 0, 1, 2**64 - 2048, 2**64 - 2049]
-    )
+    x.reshape(-1)[100:200] = rng.integers(2**53 - 50, 2**53 + 50, size=100, dtype=np.uint64)
+    return place(x, [2**64 - 1, 2**53 + 1, 2**53, 2**63 + 1, 0, 1, 2**64 - 2048, 2**64 - 2049])
 
 
 def data_cv_f64_i64(rng, shape):
@@ -628,9 +612,7 @@ def a_chain() -> list[Any]:
     ]
 
 
-def one_d(
-    name, desc, dtype, fill, filters, data, n=300, chunk=64, skip=2, notes=(), **kw
-):
+def one_d(name, desc, dtype, fill, filters, data, n=300, chunk=64, skip=2, notes=(), **kw):
     return Fixture(
         name=name,
         description=desc,
@@ -638,9 +620,7 @@ def one_d(
         shape=(n,),
         chunks=(chunk,),
         fill_value=fill,
-        make_codecs=codecs_plain(*filters())
-        if callable(filters)
-        else codecs_plain(*filters),
+        make_codecs=codecs_plain(*filters()) if callable(filters) else codecs_plain(*filters),
         make_data=data,
         regions=regions_except_chunk(n, chunk, skip),
         notes=list(notes),
@@ -821,9 +801,7 @@ def fixtures() -> list[Fixture]:
             "fractions, negatives, -0.0, +-FLT_MAX.",
             "float32",
             0.0,
-            lambda: [
-                cv(data_type="int16", rounding="towards-zero", out_of_range="clamp")
-            ],
+            lambda: [cv(data_type="int16", rounding="towards-zero", out_of_range="clamp")],
             data_cv_f32_i16,
             n=400,
             chunk=64,
@@ -836,9 +814,7 @@ def fixtures() -> list[Fixture]:
             "float64 -> int8, nearest-away, out_of_range wrap; .5 ties, values far out of range.",
             "float64",
             0.0,
-            lambda: [
-                cv(data_type="int8", rounding="nearest-away", out_of_range="wrap")
-            ],
+            lambda: [cv(data_type="int8", rounding="nearest-away", out_of_range="wrap")],
             data_cv_f64_i8_wrap,
         )
     )
@@ -848,9 +824,7 @@ def fixtures() -> list[Fixture]:
             "float64 -> uint8, towards-negative, out_of_range clamp.",
             "float64",
             0.0,
-            lambda: [
-                cv(data_type="uint8", rounding="towards-negative", out_of_range="clamp")
-            ],
+            lambda: [cv(data_type="uint8", rounding="towards-negative", out_of_range="clamp")],
             data_cv_f64_u8_clamp,
         )
     )
@@ -871,9 +845,7 @@ def fixtures() -> list[Fixture]:
             "float64 -> float32, towards-zero, out_of_range clamp; magnitudes up to 1e300.",
             "float64",
             0.0,
-            lambda: [
-                cv(data_type="float32", rounding="towards-zero", out_of_range="clamp")
-            ],
+            lambda: [cv(data_type="float32", rounding="towards-zero", out_of_range="clamp")],
             data_cv_f64_f32_tz_clamp,
             notes=[
                 (
@@ -1011,9 +983,7 @@ def fixtures() -> list[Fixture]:
             "float16 -> int8, nearest-away, clamp.",
             "float16",
             0.0,
-            lambda: [
-                cv(data_type="int8", rounding="nearest-away", out_of_range="clamp")
-            ],
+            lambda: [cv(data_type="int8", rounding="nearest-away", out_of_range="clamp")],
             data_cv_f16_i8,
         )
     )
@@ -1034,9 +1004,7 @@ def fixtures() -> list[Fixture]:
             "rounds towards-positive: 2**63-1 decodes to 2**63.",
             "float64",
             0.0,
-            lambda: [
-                cv(data_type="int64", rounding="towards-positive", out_of_range="clamp")
-            ],
+            lambda: [cv(data_type="int64", rounding="towards-positive", out_of_range="clamp")],
             data_cv_f64_i64,
         )
     )
@@ -1102,9 +1070,7 @@ def fixtures() -> list[Fixture]:
             inner_chunks=(4, 8),
             fill_value=np.nan,
             make_codecs=lambda: {
-                "serializer": ShardingCodec(
-                    chunk_shape=(4, 8), codecs=[*a_chain(), BytesCodec()]
-                ),
+                "serializer": ShardingCodec(chunk_shape=(4, 8), codecs=[*a_chain(), BytesCodec()]),
                 "compressors": None,
             },
             make_data=data_a,
@@ -1203,9 +1169,7 @@ def error_fixtures() -> list[Fixture]:
 # --------------------------------------------------------------------------------------
 
 
-def region_json(
-    region: tuple[slice, ...], shape: tuple[int, ...]
-) -> dict[str, list[int]]:
+def region_json(region: tuple[slice, ...], shape: tuple[int, ...]) -> dict[str, list[int]]:
     start, size = [], []
     for s, n in zip(region, shape):
         a, b, _ = s.indices(n)
@@ -1255,14 +1219,10 @@ def auto_subsets(f: Fixture) -> list[dict[str, Any]]:
     )
     grid = [math.ceil(n / c) for n, c in zip(shape, chunks)]
     unwritten = [
-        idx
-        for idx in np.ndindex(*grid)
-        if not chunk_written(idx, chunks, f.regions, shape)
+        idx for idx in np.ndindex(*grid) if not chunk_written(idx, chunks, f.regions, shape)
     ]
     # Prefer a whole (non-edge) chunk that was never written.
-    unwritten.sort(
-        key=lambda idx: any((i + 1) * c > n for i, c, n in zip(idx, chunks, shape))
-    )
+    unwritten.sort(key=lambda idx: any((i + 1) * c > n for i, c, n in zip(idx, chunks, shape)))
     if unwritten:
         idx = unwritten[0]
         origin = [i * c for i, c in zip(idx, chunks)]
@@ -1326,9 +1286,7 @@ def codec_summary(c: Any) -> str:
                     sm.append(
                         d
                         + "["
-                        + ", ".join(
-                            f"{json.dumps(a)}->{json.dumps(b)}" for a, b in v[d]
-                        )
+                        + ", ".join(f"{json.dumps(a)}->{json.dumps(b)}" for a, b in v[d])
                         + "]"
                     )
             parts.append("scalar_map " + " ".join(sm))
@@ -1392,16 +1350,13 @@ def write_fixture(f: Fixture, out_dir: Path) -> dict[str, Any]:
         except Exception as e:  # noqa: BLE001 - record whatever zarr-python raises
             info["expected_error"] = f"{type(e).__name__}: {e}"
         else:
-            raise AssertionError(
-                f"{f.name}: expected zarr-python to fail reading the array"
-            )
+            raise AssertionError(f"{f.name}: expected zarr-python to fail reading the array")
         bad = []
         ro = zc.open_array(store_path)
         for key in stored:
             idx = tuple(int(p) for p in key.split("/")[1:])
             sel = tuple(
-                slice(i * c, min((i + 1) * c, n))
-                for i, c, n in zip(idx, f.chunks, f.shape)
+                slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(idx, f.chunks, f.shape)
             )
             try:
                 with warnings.catch_warnings():
@@ -1616,11 +1571,7 @@ def probe_refused() -> list[str]:
 
 def tree_files(root: Path) -> dict[str, bytes]:
     """Every file below `root`, by its path relative to `root` (with `/`)."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file()
-    }
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def check(committed: Path) -> int:
@@ -1633,17 +1584,9 @@ def check(committed: Path) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     have = tree_files(committed)
-    problems = [
-        f"missing from {committed}: {k}" for k in sorted(fresh.keys() - have.keys())
-    ]
-    problems += [
-        f"not written by the generator: {k}" for k in sorted(have.keys() - fresh.keys())
-    ]
-    problems += [
-        f"differs: {k}"
-        for k in sorted(fresh.keys() & have.keys())
-        if fresh[k] != have[k]
-    ]
+    problems = [f"missing from {committed}: {k}" for k in sorted(fresh.keys() - have.keys())]
+    problems += [f"not written by the generator: {k}" for k in sorted(have.keys() - fresh.keys())]
+    problems += [f"differs: {k}" for k in sorted(fresh.keys() & have.keys()) if fresh[k] != have[k]]
     if problems:
         print(
             f"{committed} does not match a fresh run of {Path(__file__).name}:",
@@ -1702,16 +1645,16 @@ def generate(out: Path) -> None:
         np_version=np.__version__,
     )
     readme += "\n".join(row(i) for i in rows) + "\n"
-    readme += "\n### decode_errors/\n\n| name | data type | shape / chunks | codecs | what it covers |\n"
+    readme += (
+        "\n### decode_errors/\n\n| name | data type | shape / chunks | codecs | what it covers |\n"
+    )
     readme += "| --- | --- | --- | --- | --- |\n"
     readme += "\n".join(row(i, "decode_errors/") for i in err_rows) + "\n"
     readme += README_TAIL.format(refused="\n".join(probe_refused()))
     (out / "README.md").write_text(readme)
 
     total = zc.tree_bytes(out)
-    print(
-        f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}"
-    )
+    print(f"{len(rows)} fixtures + {len(err_rows)} decode-error fixtures, {total} bytes in {out}")
 
 
 if __name__ == "__main__":

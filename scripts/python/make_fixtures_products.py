@@ -75,9 +75,7 @@ class Fixture:
     kwargs: Callable[[], dict[str, Any]]  # filters / serializer / compressors / shards
     data: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
     regions: list[tuple[slice, ...]]  # written, one `arr[region] = data[region]` each
-    subsets: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = field(
-        default_factory=list
-    )
+    subsets: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
 
 
 def reflectance(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -90,9 +88,9 @@ def reflectance(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 def float32_field(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     y, x = np.indices(shape)
-    return (
-        np.sin(y / 5.0) * np.cos(x / 7.0) * 100.0 + rng.normal(0, 1, size=shape)
-    ).astype(np.float32)
+    return (np.sin(y / 5.0) * np.cos(x / 7.0) * 100.0 + rng.normal(0, 1, size=shape)).astype(
+        np.float32
+    )
 
 
 def int16_field(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

@@ -84,13 +84,21 @@ def write(name: str, description: str, values, shape, chunks, dtype, shards=None
         "data_type": meta["data_type"],
         "fill_value": meta["fill_value"],
         "codecs": meta["codecs"],
-        "writer": {"zarr": zarr.__version__, "numpy": np.__version__, "numcodecs": version("numcodecs")},
+        "writer": {
+            "zarr": zarr.__version__,
+            "numpy": np.__version__,
+            "numcodecs": version("numcodecs"),
+        },
         "values": expected,
         "stored": sorted(
-            str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and p.name != "zarr.json"
+            str(p.relative_to(path))
+            for p in path.rglob("*")
+            if p.is_file() and p.name != "zarr.json"
         ),
     }
-    (OUT / f"{name}.expected.json").write_text(json.dumps(record, indent=1, ensure_ascii=False, separators=(",", ": ")) + "\n")
+    (OUT / f"{name}.expected.json").write_text(
+        json.dumps(record, indent=1, ensure_ascii=False, separators=(",", ": ")) + "\n"
+    )
 
 
 def main() -> None:
@@ -99,20 +107,47 @@ def main() -> None:
     OUT.mkdir(parents=True)
 
     rng = np.random.default_rng(1001)
-    write("utf8_1d", "1-D strings, 5 chunks of 8 (the last partial), empty and non-ASCII strings",
-          random_strings(rng, 37), (37,), (8,), str)
+    write(
+        "utf8_1d",
+        "1-D strings, 5 chunks of 8 (the last partial), empty and non-ASCII strings",
+        random_strings(rng, 37),
+        (37,),
+        (8,),
+        str,
+    )
     rng = np.random.default_rng(1002)
-    write("utf8_2d", "2-D strings, 3x4 chunks over 7x9", random_strings(rng, 63), (7, 9), (3, 4), str)
+    write(
+        "utf8_2d", "2-D strings, 3x4 chunks over 7x9", random_strings(rng, 63), (7, 9), (3, 4), str
+    )
     rng = np.random.default_rng(1003)
     values = [""] * 16 + random_strings(rng, 16)
-    write("utf8_fill_chunks", "1-D strings whose first two chunks hold only the fill value \"\" "
-          "(not stored)", values, (32,), (8,), str)
+    write(
+        "utf8_fill_chunks",
+        '1-D strings whose first two chunks hold only the fill value "" (not stored)',
+        values,
+        (32,),
+        (8,),
+        str,
+    )
     rng = np.random.default_rng(1004)
-    write("utf8_sharded", "2-D strings in shards of 4x6 holding inner chunks of 2x3",
-          random_strings(rng, 80), (8, 10), (2, 3), str, shards=(4, 6))
+    write(
+        "utf8_sharded",
+        "2-D strings in shards of 4x6 holding inner chunks of 2x3",
+        random_strings(rng, 80),
+        (8, 10),
+        (2, 3),
+        str,
+        shards=(4, 6),
+    )
     rng = np.random.default_rng(1005)
-    write("bytes_1d", "1-D variable-length bytes, 4 chunks of 5 (the last partial)",
-          random_bytes(rng, 17), (17,), (5,), VariableLengthBytes())
+    write(
+        "bytes_1d",
+        "1-D variable-length bytes, 4 chunks of 5 (the last partial)",
+        random_bytes(rng, 17),
+        (17,),
+        (5,),
+        VariableLengthBytes(),
+    )
 
     readme = f"""# zarr-python fixtures for `vlen-utf8` and `vlen-bytes`
 

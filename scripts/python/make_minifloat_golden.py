@@ -109,6 +109,7 @@ def inputs_for(name, decoded, signed):
         # float8_e8m0fnu has no sign: its negative inputs come from the fixed
         # edge cases only, so that the random part tests rounding.
         return -1.0 if signed and rng.random() < 0.5 else 1.0
+
     finite = sorted({abs(v) for v in decoded if math.isfinite(v)})
     positive = [v for v in finite if v > 0]
     smallest, largest = positive[0], positive[-1]
@@ -122,13 +123,27 @@ def inputs_for(name, decoded, signed):
 
     # Around the largest finite value.
     tie_max = (largest + above_max) / 2
-    for v in [largest, tie_max, math.nextafter(tie_max, 0), math.nextafter(tie_max, math.inf),
-              math.nextafter(largest, math.inf), above_max, 2 * above_max]:
+    for v in [
+        largest,
+        tie_max,
+        math.nextafter(tie_max, 0),
+        math.nextafter(tie_max, math.inf),
+        math.nextafter(largest, math.inf),
+        above_max,
+        2 * above_max,
+    ]:
         xs += [v, -v]
 
     # Around the smallest positive value (and zero, where the format has one).
-    for v in [smallest, smallest / 2, math.nextafter(smallest / 2, 0),
-              math.nextafter(smallest / 2, 1), smallest / 4, smallest * 1.5, smallest * 2.5]:
+    for v in [
+        smallest,
+        smallest / 2,
+        math.nextafter(smallest / 2, 0),
+        math.nextafter(smallest / 2, 1),
+        smallest / 4,
+        smallest * 1.5,
+        smallest * 2.5,
+    ]:
         xs += [v, -v]
 
     # Exact values of the format.
@@ -167,10 +182,14 @@ def main():
         "ml_dtypes": ml_dtypes.__version__,
         "numpy": np.__version__,
         "notes": [
-            ("decode[b] is ml_dtypes' value of (b & mask): Zarr ignores upper unused bits; "
-            "ml_dtypes treats any set bit at or above the sign bit as the sign."),
-            ("encode pairs are [float64 input, byte from ml_dtypes' scalar constructor] "
-            "(nearest-even, direct from double)."),
+            (
+                "decode[b] is ml_dtypes' value of (b & mask): Zarr ignores upper unused bits; "
+                "ml_dtypes treats any set bit at or above the sign bit as the sign."
+            ),
+            (
+                "encode pairs are [float64 input, byte from ml_dtypes' scalar constructor] "
+                "(nearest-even, direct from double)."
+            ),
         ],
         "formats": {},
     }
@@ -181,13 +200,17 @@ def main():
         decoded = [decode_byte(t, b & mask) for b in range(256)]
         raw = [decode_byte(t, b) for b in range(256)]
         differs = sum(
-            1 for a, b in zip(decoded, raw)
+            1
+            for a, b in zip(decoded, raw)
             if not (a == b and math.copysign(1, a) == math.copysign(1, b))
             and not (math.isnan(a) and math.isnan(b))
         )
         if differs:
-            print(f"{name}: ml_dtypes' raw decoding differs from the masked one for "
-                  f"{differs} of 256 bytes", file=sys.stderr)
+            print(
+                f"{name}: ml_dtypes' raw decoding differs from the masked one for "
+                f"{differs} of 256 bytes",
+                file=sys.stderr,
+            )
         xs = inputs_for(name, decoded, signed=ml_dtypes.finfo(t).min < 0)
         doc["formats"][name] = {
             "bits": nbits,
@@ -206,7 +229,7 @@ def main():
         lines.append(f"    {json.dumps(name)}: {{")
         lines.append(f'      "bits": {f["bits"]},')
         lines.append('      "decode": [')
-        rows = [f["decode"][j:j + 8] for j in range(0, 256, 8)]
+        rows = [f["decode"][j : j + 8] for j in range(0, 256, 8)]
         for j, row in enumerate(rows):
             sep = "," if j + 1 < len(rows) else ""
             lines.append("        " + ", ".join(json.dumps(v) for v in row) + sep)

@@ -117,7 +117,7 @@ def first_bytes_difference(a: bytes, b: bytes) -> str | None:
             return (
                 f"byte offset {i}: {a[i]:#04x} != {b[i]:#04x} "
                 f"(lengths {len(a)} vs {len(b)}; bytes {lo}..{i + 5}: "
-                f"{a[lo:i + 5].hex(' ')} vs {b[lo:i + 5].hex(' ')})"
+                f"{a[lo : i + 5].hex(' ')} vs {b[lo : i + 5].hex(' ')})"
             )
     return f"lengths differ: {len(a)} vs {len(b)} (common prefix of {n} bytes identical)"
 
@@ -133,7 +133,9 @@ def sharding_codecs(codecs: Iterable[Any]) -> list[ShardingCodec]:
 
 
 def open_array(path: Path, mode: str = "r") -> zarr.Array:
-    return zarr.open_array(store=LocalStore(path, read_only=(mode == "r")), mode=mode, zarr_format=3)
+    return zarr.open_array(
+        store=LocalStore(path, read_only=(mode == "r")), mode=mode, zarr_format=3
+    )
 
 
 def write_whole_from_metadata(
@@ -186,7 +188,9 @@ def create_and_write_regions(
             arr[r] = source[r]
 
 
-def check_subset(path: Path, expected: np.ndarray, start: Iterable[int], shape: Iterable[int], what: Any) -> None:
+def check_subset(
+    path: Path, expected: np.ndarray, start: Iterable[int], shape: Iterable[int], what: Any
+) -> None:
     """zarr-python reading the subset of the store at `path` gives the same as slicing its
     whole read `expected`; `what` names the subset in the assertion."""
     sel = tuple(slice(st, st + sz) for st, sz in zip(start, shape))
@@ -200,7 +204,9 @@ def check_subset(path: Path, expected: np.ndarray, start: Iterable[int], shape: 
 def fresh_output_dir(out: Path) -> None:
     """Warn unless zarr-python is 3.4.2 (the fixtures' version), then empty `out`."""
     if zarr.__version__ != "3.4.2":
-        print(f"warning: zarr {zarr.__version__} (fixtures were designed with 3.4.2)", file=sys.stderr)
+        print(
+            f"warning: zarr {zarr.__version__} (fixtures were designed with 3.4.2)", file=sys.stderr
+        )
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -230,12 +236,20 @@ class StoreDiff:
     def describe(self, limit: int = 3) -> str:
         parts = []
         if self.missing:
-            parts.append(f"missing keys {self.missing[:limit]}{' ...' if len(self.missing) > limit else ''}")
+            parts.append(
+                f"missing keys {self.missing[:limit]}{' ...' if len(self.missing) > limit else ''}"
+            )
         if self.extra:
-            parts.append(f"extra keys {self.extra[:limit]}{' ...' if len(self.extra) > limit else ''}")
+            parts.append(
+                f"extra keys {self.extra[:limit]}{' ...' if len(self.extra) > limit else ''}"
+            )
         if self.differing:
             key, desc = self.differing[0]
-            more = f" (+{len(self.differing) - 1} more differing keys)" if len(self.differing) > 1 else ""
+            more = (
+                f" (+{len(self.differing) - 1} more differing keys)"
+                if len(self.differing) > 1
+                else ""
+            )
             parts.append(f"first differing key {key!r}: {desc}{more}")
         return "; ".join(parts)
 

@@ -88,9 +88,7 @@ def main() -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_keep_alive=30
-    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=30)
     server = uvicorn.Server(config)
 
     def stop_when_stdin_closes() -> None:

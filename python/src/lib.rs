@@ -102,13 +102,22 @@ static LAST_SHARED: AtomicU64 = AtomicU64::new(0);
 /// How long after two calls last ran at once a call still does not split.
 const SHARED_FOR: Duration = Duration::from_millis(20);
 
-/// One kernel call, counted in [`RUNNING`] while it lives.
-struct Running;
+/// The fewest bytes (of the wider of input and output) a chunk needs for
+/// the crate to split it at all: two parts of its 1 MiB minimum.
+const SPLITTABLE_BYTES: usize = 2 << 20;
+
+/// One kernel call that could split its chunk, counted in [`RUNNING`] while
+/// it lives.
+struct Running {
+    counted: bool,
+}
 
 impl Running {
-    /// Count a call in, with the number of threads it may split its chunk
-    /// across: `threads` if the caller says, else all the cores when calls
-    /// come one at a time, and one when they overlap or did so lately.
+    /// The number of threads a call over a chunk of `bytes` (the wider side)
+    /// may split it across: `threads` if the caller says, else all the
+    /// cores ([`default_threads`]) when calls come one at a time, and one
+    /// when they overlap or did so lately. Only calls that could split
+    /// count as overlapping (a small chunk, or `threads` given, do not).
     ///
     /// Why: callers that already run on several threads (dask, a thread
     /// pool, zarr's pipeline decoding chunks at once) keep the cores busy by
@@ -118,7 +127,13 @@ impl Running {
     /// 8 MiB chunks were 10-20 % slower splitting them than not. "Lately",
     /// because overlapping callers also take turns: each of two threads
     /// finds the other one running only about half the time.
-    fn enter(threads: Option<usize>) -> (Self, usize) {
+    fn enter(threads: Option<usize>, bytes: usize) -> (Self, usize) {
+        if let Some(threads) = threads {
+            return (Self { counted: false }, threads);
+        }
+        if bytes < SPLITTABLE_BYTES {
+            return (Self { counted: false }, 1);
+        }
         let running = RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
         let now = millis_since_epoch();
         let shared = if running > 1 {
@@ -128,26 +143,31 @@ impl Running {
             let last = LAST_SHARED.load(Ordering::Relaxed);
             last != 0 && Duration::from_millis(now.saturating_sub(last)) < SHARED_FOR
         };
-        let threads = threads.unwrap_or_else(|| if shared { 1 } else { default_threads() });
-        (Self, threads)
+        let threads = if shared { 1 } else { default_threads() };
+        (Self { counted: true }, threads)
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        RUNNING.fetch_sub(1, Ordering::Relaxed);
+        if self.counted {
+            RUNNING.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
 /// The number of threads a large chunk is split across by default: the
-/// CPUs this process may use, as found at most [`CPUS_FOR`] ago, and no
-/// more than `OMP_NUM_THREADS` if that is set.
+/// CPUs the calling thread may use, as some thread found at most
+/// [`CPUS_FOR`] ago, and no more than `ZARRS_EXTENSION_CODECS_THREADS`, or
+/// else `OMP_NUM_THREADS`, says when set.
 ///
 /// `OMP_NUM_THREADS` because it is how a process is told that others share
 /// its cores: dask.distributed starts every worker process with it set to
 /// 1, and so do other schedulers that run a process per core, for numpy's
 /// BLAS and the like. Two worker processes that each split their chunks
 /// across both cores of a two-core machine only take turns on them.
+/// `ZARRS_EXTENSION_CODECS_THREADS` sets this package's count alone (for a
+/// process that limits BLAS but wants chunks split).
 #[pyfunction]
 fn default_threads() -> usize {
     // Not asked on every call: on Linux `available_parallelism` reads the
@@ -165,17 +185,19 @@ fn default_threads() -> usize {
         return cpus;
     }
     let cpus = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-    let cpus = cpus.min(omp_num_threads().unwrap_or(usize::MAX));
+    let limit = thread_count_from("ZARRS_EXTENSION_CODECS_THREADS")
+        .or_else(|| thread_count_from("OMP_NUM_THREADS"));
+    let cpus = cpus.min(limit.unwrap_or(usize::MAX));
     CPUS.store(cpus, Ordering::Relaxed);
     ASKED.store(now, Ordering::Relaxed);
     cpus
 }
 
-/// `OMP_NUM_THREADS`, if it holds a whole number of at least 1. (OpenMP
-/// also allows a list, one number per nesting level: the first is this
-/// level's.)
-fn omp_num_threads() -> Option<usize> {
-    let value = std::env::var("OMP_NUM_THREADS").ok()?;
+/// The environment variable `name`, if it holds a whole number, at least
+/// one. (OpenMP's `OMP_NUM_THREADS` may also be a list, one number per
+/// nesting level: the first is this level's.)
+fn thread_count_from(name: &str) -> Option<usize> {
+    let value = std::env::var(name).ok()?;
     let first = value.split(',').next()?.trim();
     first.parse().ok().filter(|&n| n >= 1)
 }
@@ -267,10 +289,11 @@ fn with_bytes<T: Send>(
 /// C-contiguous; `src` may be `out` itself (in place). `offset` and `scale`
 /// are one element of that dtype each, as bytes in native order (empty for
 /// the identity). Large arrays are split across `threads` threads (default:
-/// all cores when calls come one at a time, one while calls from several
-/// threads overlap). Raises `ValueError` for an element whose result the dtype cannot
-/// hold, an integer that `scale` does not divide, a zero scale, or
-/// mismatched arrays; `TypeError` for a dtype the kernels do not have.
+/// [`default_threads`] when calls come one at a time, one while calls from
+/// several threads overlap). Raises `ValueError` for an element whose
+/// result the dtype cannot hold, an integer that `scale` does not divide,
+/// a zero scale, or mismatched arrays; `TypeError` for a dtype the kernels
+/// do not have.
 #[pyfunction]
 #[pyo3(signature = (encode, src, out, offset, scale, threads=None))]
 fn scale_offset(
@@ -290,7 +313,7 @@ fn scale_offset(
         )));
     }
     same_shape(src, out)?;
-    let (_running, threads) = Running::enter(threads);
+    let (_running, threads) = Running::enter(threads, out.len() * ty.size());
     let result = with_bytes(py, src, out, |src, dst| match (src, encode) {
         (Some(src), true) => slices::scale_offset_encode(ty, src, dst, offset, scale, threads),
         (Some(src), false) => slices::scale_offset_decode(ty, src, dst, offset, scale, threads),
@@ -362,12 +385,12 @@ impl CastPlan {
     ///
     /// `src` has the plan's source dtype, `out` its target dtype and the
     /// shape of `src`, both in native byte order and C-contiguous. Large
-    /// arrays are split across `threads` threads (default: all cores when
-    /// calls come one at a time, one while calls from several threads
-    /// overlap). Raises
-    /// `ValueError` for the first element no rule covers (NaN or infinity
-    /// into an integer without a `scalar_map` entry, out of range without
-    /// `out_of_range`) or mismatched arrays; `TypeError` for a wrong dtype.
+    /// arrays are split across `threads` threads (default:
+    /// [`default_threads`] when calls come one at a time, one while calls
+    /// from several threads overlap). Raises `ValueError` for the first
+    /// element no rule covers (NaN or infinity into an integer without a
+    /// `scalar_map` entry, out of range without `out_of_range`) or
+    /// mismatched arrays; `TypeError` for a wrong dtype.
     #[pyo3(signature = (src, out, threads=None))]
     fn cast(
         &self,
@@ -394,7 +417,8 @@ impl CastPlan {
             ));
         }
         same_shape(src, out)?;
-        let (_running, threads) = Running::enter(threads);
+        let widest = plan.source().size().max(plan.target().size());
+        let (_running, threads) = Running::enter(threads, src.len() * widest);
         let result = with_bytes(py, src, out, |src, dst| {
             slices::cast_value(plan, src.unwrap_or_default(), dst, threads)
         })?;

@@ -175,28 +175,48 @@ def test_threads_do_not_change_results() -> None:
     assert _native.default_threads() >= 1
 
 
-def default_threads_with(omp: str | None) -> int:
-    """`default_threads()` in a new process with `OMP_NUM_THREADS` set to
-    `omp` (or unset): the count is read from the environment then."""
-    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    if omp is not None:
-        env["OMP_NUM_THREADS"] = omp
-    code = "from zarrs_extension_codecs import _native; print(_native.default_threads())"
+def default_threads_with(env_vars: dict[str, str], code: str = "") -> int:
+    """`default_threads()` in a new process with `env_vars` set (and neither
+    thread variable otherwise), after running `code` there: the counts are
+    read from the environment then."""
+    names = ("OMP_NUM_THREADS", "ZARRS_EXTENSION_CODECS_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names} | env_vars
+    script = f"{code}\nfrom zarrs_extension_codecs import _native\nprint(_native.default_threads())"
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True
     )
     return int(out.stdout)
 
 
-def test_default_threads_follow_omp_num_threads() -> None:
-    cpus = default_threads_with(None)
-    assert cpus >= 1
-    for omp in ("1", "1,2", " 1 "):
-        assert default_threads_with(omp) == 1
+CPUS = len(os.sched_getaffinity(0))
+
+
+@pytest.mark.skipif(CPUS < 2, reason="needs two CPUs to tell limits from the CPU count")
+def test_default_threads_follow_the_environment() -> None:
+    cpus = default_threads_with({})
+    assert cpus >= 2
+    for value in ("1", "1,2", " 1 "):
+        assert default_threads_with({"OMP_NUM_THREADS": value}) == 1
+        assert default_threads_with({"ZARRS_EXTENSION_CODECS_THREADS": value}) == 1
     # Not a count of at least 1: ignored.
-    for omp in ("0", "many", ""):
-        assert default_threads_with(omp) == cpus
-    assert default_threads_with(str(cpus + 5)) == cpus
+    for value in ("0", "many", ""):
+        assert default_threads_with({"OMP_NUM_THREADS": value}) == cpus
+    assert default_threads_with({"OMP_NUM_THREADS": str(cpus + 5)}) == cpus
+    # The package's own variable first: BLAS limited, chunks still split.
+    both = {"OMP_NUM_THREADS": "1", "ZARRS_EXTENSION_CODECS_THREADS": str(cpus)}
+    assert default_threads_with(both) == cpus
+
+
+@pytest.mark.skipif(CPUS < 2, reason="needs two CPUs to pin a process to fewer")
+def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
+    code = (
+        "import os, time\n"
+        "from zarrs_extension_codecs import _native\n"
+        "assert _native.default_threads() >= 2\n"
+        "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "time.sleep(0.05)"
+    )
+    assert default_threads_with({}, code) == 1
 
 
 def test_async_variants_run_off_the_event_loop() -> None:

@@ -5,6 +5,9 @@ outputs are recycled once nothing refers to them, and never otherwise."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -47,9 +50,14 @@ def codecs() -> tuple[zec.ScaleOffset, zec.CastValue]:
     return zec.ScaleOffset(**SCALE_OFFSET), zec.CastValue(**CAST_VALUE)
 
 
+# A small chunk (kept only to be taken over) and one of 2 MiB decoded (also
+# kept for reuse, so that `_recent` refers to it too).
+SHAPES = [(4, 5), (512, 512)]
+
+
 def stored(shape: tuple[int, ...] = (4, 5)) -> NDBuffer:
     """uint16 values as stored, 0 (NaN) among them."""
-    values = np.arange(np.prod(shape), dtype="uint16").reshape(shape) * 97
+    values = (np.arange(np.prod(shape)) * 97 % 65536).astype("uint16").reshape(shape)
     return NDBuffer.from_ndarray_like(values)
 
 
@@ -60,6 +68,14 @@ def expected(raw: NDBuffer) -> np.ndarray:
     f64 = spec("float64", raw.shape)
     cast = cv._decode_sync(raw, f64)
     return np.array(so._decode_sync(cast, f64).as_ndarray_like())
+
+
+@pytest.fixture(autouse=True)
+def _nothing_kept() -> Iterator[None]:
+    """Each test starts with no kept outputs (another test's could match)."""
+    _outputs.forget_all()
+    yield
+    _outputs.forget_all()
 
 
 @pytest.fixture
@@ -77,9 +93,36 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return calls
 
 
-def test_decode_chain_runs_in_place(taken: list[bool]) -> None:
+def hold_on(arr: np.ndarray, how: str) -> Any:
+    """Something that keeps `arr` reachable (or, "read-only", marks it so)."""
+    if how == "name":
+        return arr
+    if how == "view":
+        return arr[1:]
+    if how == "memoryview":
+        return memoryview(arr)
+    if how == "weakref":
+        return weakref.ref(arr)
+    assert how == "read-only"
+    arr.setflags(write=False)
+    return None
+
+
+def newest_kept() -> int:
+    """The id of the array kept last. While `_recent` holds it, no other live
+    array has this id (a weak reference to it would keep it from reuse)."""
+    return id(_outputs._recent[-1])
+
+
+def test_counts_work_here() -> None:
+    # Otherwise nothing below is exercised: both features are off.
+    assert _outputs._COUNTS is not None
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_decode_chain_runs_in_place(taken: list[bool], shape: tuple[int, ...]) -> None:
     so, cv = codecs()
-    raw = stored()
+    raw = stored(shape)
     f64 = spec("float64", raw.shape)
     cast = cv._decode_sync(raw, f64)
     address = cast.as_ndarray_like().ctypes.data
@@ -90,9 +133,10 @@ def test_decode_chain_runs_in_place(taken: list[bool]) -> None:
     np.testing.assert_array_equal(result.as_ndarray_like(), expected(raw))
 
 
-def test_an_array_is_taken_over_once(taken: list[bool]) -> None:
+@pytest.mark.parametrize("shape", SHAPES)
+def test_an_array_is_taken_over_once(taken: list[bool], shape: tuple[int, ...]) -> None:
     so, cv = codecs()
-    raw = stored()
+    raw = stored(shape)
     f64 = spec("float64", raw.shape)
     cast = cv._decode_sync(raw, f64)
     so._decode_sync(cast, f64)
@@ -102,14 +146,17 @@ def test_an_array_is_taken_over_once(taken: list[bool]) -> None:
     assert taken == [True, False]
 
 
-@pytest.mark.parametrize("hold", ["name", "view", "memoryview"])
-def test_an_array_seen_elsewhere_is_not_touched(taken: list[bool], hold: str) -> None:
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("hold", ["name", "view", "memoryview", "weakref", "read-only"])
+def test_an_array_seen_elsewhere_is_not_touched(
+    taken: list[bool], hold: str, shape: tuple[int, ...]
+) -> None:
     so, cv = codecs()
-    raw = stored()
+    raw = stored(shape)
     f64 = spec("float64", raw.shape)
     cast = cv._decode_sync(raw, f64)
     arr = cast.as_ndarray_like()
-    held: Any = {"name": arr, "view": arr[1:], "memoryview": memoryview(arr)}[hold]
+    held = hold_on(arr, hold)
     before = np.array(arr)
     del arr
     result = so._decode_sync(cast, f64)
@@ -141,19 +188,41 @@ def test_encode_never_takes_its_input_over(taken: list[bool]) -> None:
     assert taken == [True]
 
 
-def test_few_outputs_are_kept() -> None:
+def test_a_recycled_cast_output_is_no_longer_to_be_taken_over(taken: list[bool]) -> None:
     so, cv = codecs()
     raw = stored((512, 512))
     f64 = spec("float64", raw.shape)
+    # A CastValue decode output, never passed on: still registered for taking over.
+    cast = cv._decode_sync(raw, f64)
+    assert newest_kept() == id(cast.as_ndarray_like())
+    del cast
+    recycled = newest_kept()
+    # Recycled as the output of an encode that the caller keeps ...
+    encoded = so._encode_sync(NDBuffer.from_ndarray_like(np.ones((512, 512))), f64)
+    assert id(encoded.as_ndarray_like()) == recycled
+    before = np.array(encoded.as_ndarray_like())
+    # ... which a decode must not then overwrite.
+    so._decode_sync(encoded, f64)
+    assert taken == [False]
+    np.testing.assert_array_equal(encoded.as_ndarray_like(), before)
+
+
+def test_few_outputs_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    so, cv = codecs()
+    raw = stored((512, 512))  # 2 MiB decoded
+    f64 = spec("float64", raw.shape)
     held = [so._decode_sync(cv._decode_sync(raw, f64), f64) for _ in range(3 * _outputs.MAX_ARRAYS)]
-    assert len(_outputs._recent) <= _outputs.MAX_ARRAYS
-    assert sum(a.nbytes for a in _outputs._recent) <= _outputs.MAX_BYTES
+    assert len(_outputs._recent) == _outputs.MAX_ARRAYS
+    monkeypatch.setattr(_outputs, "max_bytes", 5 << 20)
+    held += [so._decode_sync(cv._decode_sync(raw, f64), f64) for _ in range(3)]
+    assert sum(a.nbytes for a in _outputs._recent) <= 5 << 20
     del held
 
 
-def big(shape: tuple[int, ...] = (512, 512)) -> NDBuffer:
-    """float64 values of at least `_outputs.MIN_BYTES`, as a user holds them."""
-    return NDBuffer.from_ndarray_like(np.linspace(-0.1, 6.4, np.prod(shape)).reshape(shape))
+def big(shape: tuple[int, ...] = (512, 512), dtype: str = "float64") -> NDBuffer:
+    """Values of at least `_outputs.MIN_BYTES`, as a user holds them."""
+    values = np.linspace(-0.1, 6.4, np.prod(shape)).reshape(shape).astype(dtype)
+    return NDBuffer.from_ndarray_like(values)
 
 
 def test_an_output_nobody_holds_is_recycled() -> None:
@@ -161,77 +230,65 @@ def test_an_output_nobody_holds_is_recycled() -> None:
     f64 = spec("float64", (512, 512))
     values = big()
     first = so._encode_sync(values, f64)
-    address = first.as_ndarray_like().ctypes.data
     expected_bits = np.array(first.as_ndarray_like())
     del first
+    kept = newest_kept()
     again = so._encode_sync(values, f64)
-    assert again.as_ndarray_like().ctypes.data == address
+    assert id(again.as_ndarray_like()) == kept
     np.testing.assert_array_equal(again.as_ndarray_like(), expected_bits)
 
 
-@pytest.mark.parametrize("hold", ["buffer", "name", "view", "memoryview"])
+@pytest.mark.parametrize("hold", ["buffer", "name", "view", "memoryview", "read-only"])
 def test_an_output_still_held_is_not_recycled(hold: str) -> None:
     so, _ = codecs()
     f64 = spec("float64", (512, 512))
     first = so._encode_sync(big(), f64)
     arr = first.as_ndarray_like()
+    address = arr.ctypes.data
     before = np.array(arr)
-    held: Any = {"buffer": first, "name": arr, "view": arr[1:], "memoryview": memoryview(arr)}[hold]
+    held = first if hold == "buffer" else hold_on(arr, hold)
     del first, arr
+    kept = newest_kept()
     # Different values into an array of the same shape and dtype.
     other = so._encode_sync(NDBuffer.from_ndarray_like(np.zeros((512, 512))), f64)
-    assert other.as_ndarray_like().ctypes.data != before.ctypes.data
-    kept = {
+    assert id(other.as_ndarray_like()) != kept
+    if hold == "read-only":
+        return
+    assert other.as_ndarray_like().ctypes.data != address
+    reach = {
         "buffer": lambda: held.as_ndarray_like(),
         "name": lambda: held,
         "view": lambda: held.base,
         "memoryview": lambda: held.obj,
     }[hold]()
-    np.testing.assert_array_equal(kept, before)
+    np.testing.assert_array_equal(reach, before)
 
 
-def test_outputs_of_another_shape_or_dtype_are_not_recycled() -> None:
+def test_a_weakly_held_output_is_not_recycled() -> None:
     so, _ = codecs()
-    first = so._encode_sync(big((512, 512)), spec("float64", (512, 512)))
-    address = first.as_ndarray_like().ctypes.data
+    f64 = spec("float64", (512, 512))
+    first = so._encode_sync(big(), f64)
+    watcher = weakref.ref(first.as_ndarray_like())
+    before = np.array(first.as_ndarray_like())
     del first
-    other = so._encode_sync(big((256, 1024)), spec("float64", (256, 1024)))
-    assert other.as_ndarray_like().shape == (256, 1024)
-    assert other.as_ndarray_like().ctypes.data != address
+    other = so._encode_sync(NDBuffer.from_ndarray_like(np.zeros((512, 512))), f64)
+    assert other.as_ndarray_like() is not watcher()
+    np.testing.assert_array_equal(watcher(), before)
 
 
-@pytest.mark.parametrize("pipeline", PIPELINES)
-def test_zarr_pipelines_decode_in_place(tmp_path: Any, taken: list[bool], pipeline: str) -> None:
-    data = np.linspace(-0.1, 6.4, 64 * 48).reshape(64, 48)
-    data[3, 4] = np.nan
-    with zarr.config.set({"codec_pipeline.path": PIPELINES[pipeline]}):
-        with zec.disable():
-            arr = zarr.create_array(
-                tmp_path / "a.zarr",
-                shape=data.shape,
-                chunks=(16, 16),
-                dtype="float64",
-                filters=[
-                    zarr.codecs.ScaleOffset(**SCALE_OFFSET),
-                    zarr.codecs.CastValue(**CAST_VALUE),
-                ],
-                compressors=None,
-            )
-            arr[...] = data
-            theirs = arr[...]
-        with zec.enable():
-            ours = zarr.open_array(tmp_path / "a.zarr", mode="r")[...]
-    np.testing.assert_array_equal(ours, theirs)
-    assert len(taken) == 12
-    assert all(taken)
-
-
-@pytest.fixture(autouse=True)
-def _nothing_kept() -> Iterator[None]:
-    """Each test starts with no kept outputs (another test's could match)."""
-    _outputs.forget_all()
-    yield
-    _outputs.forget_all()
+@pytest.mark.parametrize(
+    ("shape", "dtype"), [((256, 1024), "float64"), ((512, 512), "float32"), ((512, 512), "int64")]
+)
+def test_outputs_of_another_shape_or_dtype_are_not_recycled(
+    shape: tuple[int, ...], dtype: str
+) -> None:
+    first = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(), spec("float64", (512, 512)))
+    del first
+    kept = newest_kept()
+    other = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(shape, dtype), spec(dtype, shape))
+    assert other.as_ndarray_like().shape == shape
+    assert other.as_ndarray_like().dtype == np.dtype(dtype)
+    assert id(other.as_ndarray_like()) != kept
 
 
 def test_release_memory_lets_go_of_kept_outputs() -> None:
@@ -243,3 +300,51 @@ def test_release_memory_lets_go_of_kept_outputs() -> None:
     zec.release_memory()
     gc.collect()
     assert kept() is None
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+@pytest.mark.parametrize("chunks", [(16, 16), (512, 512)])
+def test_zarr_pipelines_decode_in_place(
+    tmp_path: Any, taken: list[bool], pipeline: str, chunks: tuple[int, int]
+) -> None:
+    shape = (chunks[0] * 4, chunks[1] * 3)
+    data = np.linspace(-0.1, 6.4, shape[0] * shape[1]).reshape(shape)
+    data[3, 4] = np.nan
+    with zarr.config.set({"codec_pipeline.path": PIPELINES[pipeline]}):
+        with zec.disable():
+            arr = zarr.create_array(
+                tmp_path / "a.zarr",
+                shape=data.shape,
+                chunks=chunks,
+                dtype="float64",
+                filters=[
+                    zarr.codecs.ScaleOffset(**SCALE_OFFSET),
+                    zarr.codecs.CastValue(**CAST_VALUE),
+                ],
+                compressors=None,
+            )
+            arr[...] = data
+            theirs = arr[...]
+        with zec.enable():
+            ours = zarr.open_array(tmp_path / "a.zarr", mode="r")
+            first = ours[...]
+            again = ours[...]  # now into recycled outputs
+    np.testing.assert_array_equal(first, theirs)
+    np.testing.assert_array_equal(again, theirs)
+    assert len(taken) == 24
+    assert all(taken)
+
+
+def test_kept_outputs_can_be_turned_off() -> None:
+    code = (
+        "import numpy as np\n"
+        "from zarrs_extension_codecs import _outputs\n"
+        "out = _outputs.new_output((512, 512), np.dtype('float64'))\n"
+        "_outputs.returned(out)\n"
+        "print(_outputs.max_bytes, len(_outputs._recent))"
+    )
+    env = os.environ | {"ZARRS_EXTENSION_CODECS_KEEP_MIB": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    )
+    assert out.stdout.split() == ["0", "0"]

@@ -76,3 +76,18 @@ def test_what_is_kept_goes_with_the_codec() -> None:
     del codec
     gc.collect()
     assert len(_per_codec._memos) == before
+
+
+def test_encode_and_decode_maps_are_not_confused() -> None:
+    # Same dtype both ways, so only the direction tells the plans apart.
+    config = {
+        "data_type": "float64",
+        "scalar_map": {"encode": [[1.0, 2.0]], "decode": [[2.0, 5.0]]},
+    }
+    values = NDBuffer.from_ndarray_like(np.array([1.0, 2.0, 3.0]))
+    f64 = spec("float64", (3,))
+    ours, theirs = zec.CastValue(**config), zarr.codecs.CastValue(**config)
+    for _ in range(2):
+        assert bits(ours._encode_sync(values, f64)) == bits(theirs._encode_sync(values, f64))
+        assert bits(ours._decode_sync(values, f64)) == bits(theirs._decode_sync(values, f64))
+    np.testing.assert_array_equal(ours._decode_sync(values, f64).as_ndarray_like(), [1, 5, 3])

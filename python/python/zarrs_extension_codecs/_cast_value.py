@@ -73,9 +73,14 @@ class CastValue(_ZarrCastValue):
     A drop-in subclass of `zarr.codecs.CastValue`: the same constructor,
     attributes, `to_dict` and validation (inherited), and bit-identical
     chunks and fill values, without needing cast-value-rs. Casting runs the
-    crate's kernels with the GIL released, into one new array; a large chunk
-    is split across cores. The async variants run on a worker thread, never
-    on zarr's event loop.
+    crate's kernels with the GIL released, into one output array (new, or
+    one of the package's earlier outputs that nothing refers to any more);
+    a large chunk is split across cores. The async variants run on a worker
+    thread, never on zarr's event loop.
+
+    The buffer a decode returns is consumed by the `ScaleOffset` decode it
+    is passed to (decoded in place, see `ScaleOffset`), as zarr's pipelines
+    pass it on.
     """
 
     def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:

@@ -25,15 +25,17 @@ class ScaleOffset(_ZarrScaleOffset):
     A drop-in subclass of `zarr.codecs.ScaleOffset`: the same constructor,
     attributes, `to_dict`, validation and fill value handling (inherited),
     and bit-identical chunks. Encoding and decoding run the crate's kernels
-    in one pass, with the GIL released, into one new array; a large chunk is
-    split across cores. The async variants run on a worker thread, never on
-    zarr's event loop.
+    in one pass, with the GIL released, into one output array (new, or one
+    of the package's earlier outputs that nothing refers to any more); a
+    large chunk is split across cores. The async variants run on a worker
+    thread, never on zarr's event loop.
 
     A decode of the array that this package's `CastValue` decode has just
     returned, as zarr's pipelines pass it on, runs in place in that array
     when nothing else refers to it: the buffer passed in is then consumed
-    and returned. Keep a copy of such a buffer if you call the codecs
-    yourself and need it afterwards.
+    and returned (and, if the decode fails part way, left part decoded).
+    Keep a copy of such a buffer if you call the codecs yourself and need
+    it afterwards.
     """
 
     def _scalars(self, zdtype: ZDType[TBaseDType, TBaseScalar], arr: Array) -> tuple[bytes, bytes]:

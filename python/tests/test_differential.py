@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from chunk_spec import spec
 from hypothesis import assume, currently_in_test_context, given
 from hypothesis import note as hypothesis_note
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from zarr.core.array_spec import ArrayConfig, ArraySpec
-from zarr.core.buffer import default_buffer_prototype
+from zarr.core.array_spec import ArraySpec
 from zarr.core.dtype import get_data_type_from_native_dtype
 
 import zarrs_extension_codecs as zec
@@ -52,17 +52,6 @@ def note(text: str) -> None:
     """`hypothesis.note`, also usable from the plain tests below."""
     if currently_in_test_context():
         hypothesis_note(text)
-
-
-def spec(shape: tuple[int, ...], dtype: str, fill: Any = 0) -> ArraySpec:
-    zdtype = get_data_type_from_native_dtype(np.dtype(dtype))
-    return ArraySpec(
-        shape=shape,
-        dtype=zdtype,
-        fill_value=zdtype.cast_scalar(fill),
-        config=ArrayConfig(order="C", write_empty_chunks=True),
-        prototype=default_buffer_prototype(),
-    )
 
 
 def outcome(fn: Callable[[], Any]) -> Outcome:

@@ -15,24 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from zarr.core.array_spec import ArrayConfig, ArraySpec
+from chunk_spec import spec
 from zarr.core.buffer import default_buffer_prototype
-from zarr.core.dtype import get_data_type_from_native_dtype
 
 import zarrs_extension_codecs as zec
 from zarrs_extension_codecs import _native
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def spec(shape: tuple[int, ...], dtype: str) -> ArraySpec:
-    return ArraySpec(
-        shape=shape,
-        dtype=get_data_type_from_native_dtype(np.dtype(dtype)),
-        fill_value=0,
-        config=ArrayConfig(order="C", write_empty_chunks=True),
-        prototype=default_buffer_prototype(),
-    )
 
 
 def nd(arr: np.ndarray):

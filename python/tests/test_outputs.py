@@ -15,10 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
-from zarr.core.array_spec import ArrayConfig, ArraySpec
-from zarr.core.buffer import default_buffer_prototype
+from chunk_spec import spec
 from zarr.core.buffer.cpu import NDBuffer
-from zarr.core.dtype import parse_dtype
 
 import zarrs_extension_codecs as zec
 from zarrs_extension_codecs import _outputs
@@ -34,16 +32,6 @@ PIPELINES = {
     "batched": "zarr.core.codec_pipeline.BatchedCodecPipeline",
     "fused": "zarr.core.codec_pipeline.FusedCodecPipeline",
 }
-
-
-def spec(dtype: str, shape: tuple[int, ...]) -> ArraySpec:
-    return ArraySpec(
-        shape=shape,
-        dtype=parse_dtype(dtype, zarr_format=3),
-        fill_value=0,
-        config=ArrayConfig.from_dict({}),
-        prototype=default_buffer_prototype(),
-    )
 
 
 def codecs() -> tuple[zec.ScaleOffset, zec.CastValue]:
@@ -65,7 +53,7 @@ def expected(raw: NDBuffer) -> np.ndarray:
     """The float64 values zarr's own classes decode from `raw`."""
     so = zarr.codecs.ScaleOffset(**SCALE_OFFSET)
     cv = zarr.codecs.CastValue(**CAST_VALUE)
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     cast = cv._decode_sync(raw, f64)
     return np.array(so._decode_sync(cast, f64).as_ndarray_like())
 
@@ -123,7 +111,7 @@ def test_counts_work_here() -> None:
 def test_decode_chain_runs_in_place(taken: list[bool], shape: tuple[int, ...]) -> None:
     so, cv = codecs()
     raw = stored(shape)
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     cast = cv._decode_sync(raw, f64)
     address = cast.as_ndarray_like().ctypes.data
     result = so._decode_sync(cast, f64)
@@ -137,7 +125,7 @@ def test_decode_chain_runs_in_place(taken: list[bool], shape: tuple[int, ...]) -
 def test_an_array_is_taken_over_once(taken: list[bool], shape: tuple[int, ...]) -> None:
     so, cv = codecs()
     raw = stored(shape)
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     cast = cv._decode_sync(raw, f64)
     so._decode_sync(cast, f64)
     # The buffer was consumed; decoding it again is no longer in place
@@ -153,7 +141,7 @@ def test_an_array_seen_elsewhere_is_not_touched(
 ) -> None:
     so, cv = codecs()
     raw = stored(shape)
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     cast = cv._decode_sync(raw, f64)
     arr = cast.as_ndarray_like()
     held = hold_on(arr, hold)
@@ -171,7 +159,7 @@ def test_arrays_not_made_by_a_decode_are_not_touched(taken: list[bool]) -> None:
     so, _ = codecs()
     values = np.linspace(-0.1, 0.5, 20).reshape(4, 5)
     mine = NDBuffer.from_ndarray_like(values.copy())
-    result = so._decode_sync(mine, spec("float64", (4, 5)))
+    result = so._decode_sync(mine, spec((4, 5), "float64"))
     assert taken == [False]
     np.testing.assert_array_equal(mine.as_ndarray_like(), values)
     assert result is not mine
@@ -180,7 +168,7 @@ def test_arrays_not_made_by_a_decode_are_not_touched(taken: list[bool]) -> None:
 def test_encode_never_takes_its_input_over(taken: list[bool]) -> None:
     so, cv = codecs()
     raw = stored()
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     decoded = so._decode_sync(cv._decode_sync(raw, f64), f64)
     before = np.array(decoded.as_ndarray_like())
     so._encode_sync(decoded, f64)
@@ -191,7 +179,7 @@ def test_encode_never_takes_its_input_over(taken: list[bool]) -> None:
 def test_a_recycled_cast_output_is_no_longer_to_be_taken_over(taken: list[bool]) -> None:
     so, cv = codecs()
     raw = stored((512, 512))
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     # A CastValue decode output, never passed on: still registered for taking over.
     cast = cv._decode_sync(raw, f64)
     assert newest_kept() == id(cast.as_ndarray_like())
@@ -210,7 +198,7 @@ def test_a_recycled_cast_output_is_no_longer_to_be_taken_over(taken: list[bool])
 def test_few_outputs_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     so, cv = codecs()
     raw = stored((512, 512))  # 2 MiB decoded
-    f64 = spec("float64", raw.shape)
+    f64 = spec(raw.shape, "float64")
     held = [so._decode_sync(cv._decode_sync(raw, f64), f64) for _ in range(3 * _outputs.MAX_ARRAYS)]
     assert len(_outputs._recent) == _outputs.MAX_ARRAYS
     monkeypatch.setattr(_outputs, "max_bytes", 5 << 20)
@@ -227,7 +215,7 @@ def big(shape: tuple[int, ...] = (512, 512), dtype: str = "float64") -> NDBuffer
 
 def test_an_output_nobody_holds_is_recycled() -> None:
     so, _ = codecs()
-    f64 = spec("float64", (512, 512))
+    f64 = spec((512, 512), "float64")
     values = big()
     first = so._encode_sync(values, f64)
     expected_bits = np.array(first.as_ndarray_like())
@@ -241,7 +229,7 @@ def test_an_output_nobody_holds_is_recycled() -> None:
 @pytest.mark.parametrize("hold", ["buffer", "name", "view", "memoryview", "read-only"])
 def test_an_output_still_held_is_not_recycled(hold: str) -> None:
     so, _ = codecs()
-    f64 = spec("float64", (512, 512))
+    f64 = spec((512, 512), "float64")
     first = so._encode_sync(big(), f64)
     arr = first.as_ndarray_like()
     address = arr.ctypes.data
@@ -266,7 +254,7 @@ def test_an_output_still_held_is_not_recycled(hold: str) -> None:
 
 def test_a_weakly_held_output_is_not_recycled() -> None:
     so, _ = codecs()
-    f64 = spec("float64", (512, 512))
+    f64 = spec((512, 512), "float64")
     first = so._encode_sync(big(), f64)
     watcher = weakref.ref(first.as_ndarray_like())
     before = np.array(first.as_ndarray_like())
@@ -282,10 +270,10 @@ def test_a_weakly_held_output_is_not_recycled() -> None:
 def test_outputs_of_another_shape_or_dtype_are_not_recycled(
     shape: tuple[int, ...], dtype: str
 ) -> None:
-    first = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(), spec("float64", (512, 512)))
+    first = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(), spec((512, 512), "float64"))
     del first
     kept = newest_kept()
-    other = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(shape, dtype), spec(dtype, shape))
+    other = zec.ScaleOffset(offset=0, scale=1)._encode_sync(big(shape, dtype), spec(shape, dtype))
     assert other.as_ndarray_like().shape == shape
     assert other.as_ndarray_like().dtype == np.dtype(dtype)
     assert id(other.as_ndarray_like()) != kept
@@ -293,7 +281,7 @@ def test_outputs_of_another_shape_or_dtype_are_not_recycled(
 
 def test_release_memory_lets_go_of_kept_outputs() -> None:
     so, _ = codecs()
-    first = so._encode_sync(big(), spec("float64", (512, 512)))
+    first = so._encode_sync(big(), spec((512, 512), "float64"))
     kept = weakref.ref(first.as_ndarray_like())
     del first
     assert kept() is not None

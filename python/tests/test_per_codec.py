@@ -7,23 +7,11 @@ import gc
 
 import numpy as np
 import zarr
-from zarr.core.array_spec import ArrayConfig, ArraySpec
-from zarr.core.buffer import default_buffer_prototype
+from chunk_spec import spec
 from zarr.core.buffer.cpu import NDBuffer
-from zarr.core.dtype import parse_dtype
 
 import zarrs_extension_codecs as zec
 from zarrs_extension_codecs import _per_codec
-
-
-def spec(dtype: str, shape: tuple[int, ...]) -> ArraySpec:
-    return ArraySpec(
-        shape=shape,
-        dtype=parse_dtype(dtype, zarr_format=3),
-        fill_value=0,
-        config=ArrayConfig.from_dict({}),
-        prototype=default_buffer_prototype(),
-    )
 
 
 def bits(buffer: NDBuffer) -> bytes:
@@ -36,10 +24,10 @@ def test_equal_but_different_offsets_are_not_confused() -> None:
     for first, second in [(0.0, -0.0), (-0.0, 0.0)]:
         for offset in (first, second):
             ours = zec.ScaleOffset(offset=offset, scale=1)._decode_sync(
-                values, spec("float64", (2,))
+                values, spec((2,), "float64")
             )
             theirs = zarr.codecs.ScaleOffset(offset=offset, scale=1)._decode_sync(
-                values, spec("float64", (2,))
+                values, spec((2,), "float64")
             )
             assert bits(ours) == bits(theirs)
 
@@ -49,8 +37,8 @@ def test_scalar_maps_equal_but_different_are_not_confused() -> None:
     values = NDBuffer.from_ndarray_like(np.array([5, 1], dtype="int8"))
     for target in (0.0, -0.0, 0.0):
         config = {"data_type": "float32", "scalar_map": {"encode": [[5, target]]}}
-        ours = zec.CastValue(**config)._encode_sync(values, spec("int8", (2,)))
-        theirs = zarr.codecs.CastValue(**config)._encode_sync(values, spec("int8", (2,)))
+        ours = zec.CastValue(**config)._encode_sync(values, spec((2,), "int8"))
+        theirs = zarr.codecs.CastValue(**config)._encode_sync(values, spec((2,), "int8"))
         assert bits(ours) == bits(theirs)
         assert np.signbit(ours.as_ndarray_like()[0]) == np.signbit(target)
 
@@ -59,8 +47,8 @@ def test_one_codec_serves_several_data_types() -> None:
     codec = zec.ScaleOffset(offset=1, scale=2)
     for dtype in ("float64", "int16", "float32", "int16"):
         values = NDBuffer.from_ndarray_like(np.arange(6, dtype=dtype) * 2)
-        ours = codec._decode_sync(values, spec(dtype, (6,)))
-        theirs = zarr.codecs.ScaleOffset(offset=1, scale=2)._decode_sync(values, spec(dtype, (6,)))
+        ours = codec._decode_sync(values, spec((6,), dtype))
+        theirs = zarr.codecs.ScaleOffset(offset=1, scale=2)._decode_sync(values, spec((6,), dtype))
         assert bits(ours) == bits(theirs)
         assert ours.as_ndarray_like().dtype == np.dtype(dtype)
 
@@ -71,7 +59,7 @@ def test_what_is_kept_goes_with_the_codec() -> None:
     for _ in range(50):
         codec = zec.CastValue(data_type="uint8")
         codec._encode_sync(
-            NDBuffer.from_ndarray_like(np.arange(4, dtype="float64")), spec("float64", (4,))
+            NDBuffer.from_ndarray_like(np.arange(4, dtype="float64")), spec((4,), "float64")
         )
     del codec
     gc.collect()
@@ -85,7 +73,7 @@ def test_encode_and_decode_maps_are_not_confused() -> None:
         "scalar_map": {"encode": [[1.0, 2.0]], "decode": [[2.0, 5.0]]},
     }
     values = NDBuffer.from_ndarray_like(np.array([1.0, 2.0, 3.0]))
-    f64 = spec("float64", (3,))
+    f64 = spec((3,), "float64")
     ours, theirs = zec.CastValue(**config), zarr.codecs.CastValue(**config)
     for _ in range(2):
         assert bits(ours._encode_sync(values, f64)) == bits(theirs._encode_sync(values, f64))

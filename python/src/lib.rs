@@ -12,7 +12,7 @@
 
 use std::num::NonZeroUsize;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use numpy::{
@@ -23,6 +23,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use zarrs_extension_codecs::kernels::cast::{CastPlan as KernelPlan, OutOfRangeMode, RoundingMode};
+use zarrs_extension_codecs::kernels::rounding::UnknownModeError;
 use zarrs_extension_codecs::kernels::scale_offset::ScaleOffsetError;
 use zarrs_extension_codecs::numeric::NumericType;
 use zarrs_extension_codecs::slices::{self, SliceError};
@@ -134,6 +135,7 @@ impl Running {
         if bytes < SPLITTABLE_BYTES {
             return (Self { counted: false }, 1);
         }
+        forget_counts_of_parent();
         let running = RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
         let now = millis_since_epoch();
         let shared = if running > 1 {
@@ -151,8 +153,32 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if self.counted {
-            RUNNING.fetch_sub(1, Ordering::Relaxed);
+            // Never below zero, even if a forked child's reset (below)
+            // came between this call's count and now.
+            let _ =
+                RUNNING.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
+    }
+}
+
+/// The process [`RUNNING`] and [`LAST_SHARED`] count for (set when the
+/// module is loaded).
+static COUNTING_FOR: AtomicU32 = AtomicU32::new(0);
+
+/// In a process forked from the one that loaded the module, start the
+/// counts afresh: a fork while another thread was inside a kernel copies a
+/// count that no call in the child will ever take back, and the child would
+/// never split a chunk again.
+fn forget_counts_of_parent() {
+    let pid = std::process::id();
+    let owner = COUNTING_FOR.load(Ordering::Relaxed);
+    if owner != pid
+        && COUNTING_FOR
+            .compare_exchange(owner, pid, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        RUNNING.store(0, Ordering::Relaxed);
+        LAST_SHARED.store(0, Ordering::Relaxed);
     }
 }
 
@@ -330,30 +356,6 @@ struct CastPlan {
     plan: KernelPlan,
 }
 
-fn rounding_mode(name: &str) -> PyResult<RoundingMode> {
-    use RoundingMode as R;
-    [
-        R::NearestEven,
-        R::TowardsZero,
-        R::TowardsPositive,
-        R::TowardsNegative,
-        R::NearestAway,
-    ]
-    .into_iter()
-    .find(|mode| mode.as_str() == name)
-    .ok_or_else(|| PyValueError::new_err(format!("unknown rounding mode {name:?}")))
-}
-
-fn out_of_range_mode(name: Option<&str>) -> PyResult<Option<OutOfRangeMode>> {
-    name.map(|name| {
-        [OutOfRangeMode::Clamp, OutOfRangeMode::Wrap]
-            .into_iter()
-            .find(|mode| mode.as_str() == name)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown out_of_range mode {name:?}")))
-    })
-    .transpose()
-}
-
 #[pymethods]
 impl CastPlan {
     /// A plan casting `source` elements to `target`.
@@ -374,8 +376,12 @@ impl CastPlan {
         entries: Vec<(Vec<u8>, Vec<u8>)>,
     ) -> PyResult<Self> {
         let (source, target) = (numeric_type(source)?, numeric_type(target)?);
-        let rounding = rounding_mode(rounding)?;
-        let out_of_range = out_of_range_mode(out_of_range)?;
+        let mode_error = |e: UnknownModeError| PyValueError::new_err(e.to_string());
+        let rounding = rounding.parse::<RoundingMode>().map_err(mode_error)?;
+        let out_of_range = out_of_range
+            .map(str::parse::<OutOfRangeMode>)
+            .transpose()
+            .map_err(mode_error)?;
         let plan = KernelPlan::new(source, target, rounding, out_of_range, entries)
             .map_err(|e| PyValueError::new_err(format!("cast_value: {e}")))?;
         Ok(Self { plan })
@@ -433,6 +439,7 @@ impl CastPlan {
 /// The module `zarrs_extension_codecs._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    COUNTING_FOR.store(std::process::id(), Ordering::Relaxed);
     m.add_function(wrap_pyfunction!(scale_offset, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_class::<CastPlan>()?;

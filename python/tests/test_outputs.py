@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+import warnings
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -336,3 +340,39 @@ def test_kept_outputs_can_be_turned_off() -> None:
         [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
     )
     assert out.stdout.split() == ["0", "0"]
+
+
+def test_a_child_forked_while_the_lock_is_held_does_not_wait_for_it() -> None:
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with _outputs._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    held.wait(10)
+    try:
+        with warnings.catch_warnings():
+            # Python warns about fork() in a process with threads: that is the case here.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:
+            # The child: the lock's holder does not exist here.
+            try:
+                _outputs.new_output((512, 512), np.dtype("float64"))
+                _outputs.forget_all()
+            finally:
+                os._exit(0)
+        deadline = time.monotonic() + 20
+        while (waited := os.waitpid(pid, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if waited == (0, 0):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert waited[0] == pid, "the child waited for a lock nobody would release"
+        assert os.waitstatus_to_exitcode(waited[1]) == 0
+    finally:
+        release.set()
+        holder.join()

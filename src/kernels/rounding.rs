@@ -20,6 +20,15 @@ pub enum RoundingMode {
 }
 
 impl RoundingMode {
+    /// Every mode, in the order the `cast_value` spec lists them.
+    pub const ALL: [Self; 5] = [
+        Self::NearestEven,
+        Self::TowardsZero,
+        Self::TowardsPositive,
+        Self::TowardsNegative,
+        Self::NearestAway,
+    ];
+
     /// The spelling used in codec metadata.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -44,6 +53,9 @@ pub enum OutOfRangeMode {
 }
 
 impl OutOfRangeMode {
+    /// Every rule, in the order the `cast_value` spec lists them.
+    pub const ALL: [Self; 2] = [Self::Clamp, Self::Wrap];
+
     /// The spelling used in codec metadata.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -51,5 +63,106 @@ impl OutOfRangeMode {
             Self::Clamp => "clamp",
             Self::Wrap => "wrap",
         }
+    }
+}
+
+/// A spelling that is not one of a `cast_value` field's modes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {field} {value:?}: expected one of {expected}")]
+pub struct UnknownModeError {
+    /// `"rounding"` or `"out_of_range"`.
+    pub field: &'static str,
+    /// The spelling given.
+    pub value: String,
+    /// The spellings allowed, quoted and separated by commas.
+    pub expected: String,
+}
+
+/// `spellings` quoted and separated by commas: `"a", "b"`.
+pub(crate) fn quoted(spellings: impl IntoIterator<Item = &'static str>) -> String {
+    spellings
+        .into_iter()
+        .map(|s| format!("{s:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl std::str::FromStr for RoundingMode {
+    type Err = UnknownModeError;
+
+    /// The mode spelled `s` as in codec metadata (`"nearest-even"`, ...).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == s)
+            .ok_or_else(|| UnknownModeError {
+                field: "rounding",
+                value: s.to_owned(),
+                expected: quoted(Self::ALL.map(Self::as_str)),
+            })
+    }
+}
+
+impl std::str::FromStr for OutOfRangeMode {
+    type Err = UnknownModeError;
+
+    /// The rule spelled `s` as in codec metadata (`"clamp"`, `"wrap"`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == s)
+            .ok_or_else(|| UnknownModeError {
+                field: "out_of_range",
+                value: s.to_owned(),
+                expected: quoted(Self::ALL.map(Self::as_str)),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spellings are the spec's (worked out from its text, not from
+    /// `as_str`), each parses back, and serde agrees.
+    #[test]
+    fn spellings_parse_back() {
+        let spec = [
+            "nearest-even",
+            "towards-zero",
+            "towards-positive",
+            "towards-negative",
+            "nearest-away",
+        ];
+        for (mode, spelling) in RoundingMode::ALL.into_iter().zip(spec) {
+            assert_eq!(mode.as_str(), spelling);
+            assert_eq!(spelling.parse::<RoundingMode>(), Ok(mode));
+            assert_eq!(
+                serde_json::from_value::<RoundingMode>(spelling.into()).unwrap(),
+                mode
+            );
+        }
+        for (mode, spelling) in OutOfRangeMode::ALL.into_iter().zip(["clamp", "wrap"]) {
+            assert_eq!(spelling.parse::<OutOfRangeMode>(), Ok(mode));
+            assert_eq!(
+                serde_json::from_value::<OutOfRangeMode>(spelling.into()).unwrap(),
+                mode
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_spellings_name_field_value_and_choices() {
+        let e = "nearest".parse::<RoundingMode>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown rounding \"nearest\": expected one of \"nearest-even\", \"towards-zero\", \
+             \"towards-positive\", \"towards-negative\", \"nearest-away\""
+        );
+        let e = "Clamp".parse::<OutOfRangeMode>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown out_of_range \"Clamp\": expected one of \"clamp\", \"wrap\""
+        );
     }
 }

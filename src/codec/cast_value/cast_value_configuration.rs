@@ -8,7 +8,7 @@ use zarrs::plugin::PluginCreateError;
 
 use super::CAST_VALUE;
 use crate::codec::{config_error, reject_unknown_keys};
-use crate::kernels::rounding::{OutOfRangeMode, RoundingMode};
+use crate::kernels::rounding::{OutOfRangeMode, RoundingMode, quoted};
 use crate::numeric::NumericType;
 use crate::scalar::parse_scalar;
 
@@ -94,7 +94,13 @@ impl CastValueCodecConfiguration {
         let rounding = field("rounding")
             .map(|v| {
                 serde_json::from_value::<RoundingMode>(v.clone()).map_err(|_| {
-                    config_error(CAST_VALUE, "rounding", v, "expected one of \"nearest-even\", \"towards-zero\", \"towards-positive\", \"towards-negative\", \"nearest-away\"")
+                    let expected = quoted(RoundingMode::ALL.map(RoundingMode::as_str));
+                    config_error(
+                        CAST_VALUE,
+                        "rounding",
+                        v,
+                        format!("expected one of {expected}"),
+                    )
                 })
             })
             .transpose()?;

@@ -87,19 +87,30 @@ pub(crate) fn quoted(spellings: impl IntoIterator<Item = &'static str>) -> Strin
         .join(", ")
 }
 
+/// The one of `modes` spelled `s`, or the error for `field`.
+fn parse_mode<M: Copy>(
+    modes: &[M],
+    spelling: fn(M) -> &'static str,
+    field: &'static str,
+    s: &str,
+) -> Result<M, UnknownModeError> {
+    modes
+        .iter()
+        .copied()
+        .find(|&mode| spelling(mode) == s)
+        .ok_or_else(|| UnknownModeError {
+            field,
+            value: s.to_owned(),
+            expected: quoted(modes.iter().map(|&mode| spelling(mode))),
+        })
+}
+
 impl std::str::FromStr for RoundingMode {
     type Err = UnknownModeError;
 
     /// The mode spelled `s` as in codec metadata (`"nearest-even"`, ...).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == s)
-            .ok_or_else(|| UnknownModeError {
-                field: "rounding",
-                value: s.to_owned(),
-                expected: quoted(Self::ALL.map(Self::as_str)),
-            })
+        parse_mode(&Self::ALL, Self::as_str, "rounding", s)
     }
 }
 
@@ -108,14 +119,7 @@ impl std::str::FromStr for OutOfRangeMode {
 
     /// The rule spelled `s` as in codec metadata (`"clamp"`, `"wrap"`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == s)
-            .ok_or_else(|| UnknownModeError {
-                field: "out_of_range",
-                value: s.to_owned(),
-                expected: quoted(Self::ALL.map(Self::as_str)),
-            })
+        parse_mode(&Self::ALL, Self::as_str, "out_of_range", s)
     }
 }
 

@@ -925,30 +925,23 @@ def bench_gil(impls: tuple[Impl, Impl], path: Path, sizes: Sizes, report: Report
     chunk_spec = spec(shape)
     mib = codes_f64.nbytes // MIB
     cases: list[tuple[str, Callable[[], object]]] = []
-    for impl in impls:
-        so, cv = impl.codecs()
-        cases.append(
-            (
-                f"{impl.label}: cast_value decode u16 -> f64, {mib} MiB chunk",
-                lambda cv=cv: cv._decode_sync(nd(codes), chunk_spec),
-            )
-        )
-    for impl in impls:
-        so, cv = impl.codecs()
-        cases.append(
-            (
-                f"{impl.label}: cast_value encode f64 -> u16, {mib} MiB chunk",
-                lambda cv=cv: cv._encode_sync(nd(scaled), chunk_spec),
-            )
-        )
-    for impl in impls:
-        so, cv = impl.codecs()
-        cases.append(
-            (
-                f"{impl.label}: scale_offset decode f64, {mib} MiB chunk",
-                lambda so=so: so._decode_sync(nd(codes_f64), chunk_spec),
-            )
-        )
+    per_codec: list[tuple[str, Callable[[Any, Any], Callable[[], object]]]] = [
+        (
+            "cast_value decode u16 -> f64",
+            lambda so, cv: lambda: cv._decode_sync(nd(codes), chunk_spec),
+        ),
+        (
+            "cast_value encode f64 -> u16",
+            lambda so, cv: lambda: cv._encode_sync(nd(scaled), chunk_spec),
+        ),
+        (
+            "scale_offset decode f64",
+            lambda so, cv: lambda: so._decode_sync(nd(codes_f64), chunk_spec),
+        ),
+    ]
+    for operation, call in per_codec:
+        for impl in impls:
+            cases.append((f"{impl.label}: {operation}, {mib} MiB chunk", call(*impl.codecs())))
     for impl in impls:
         arr = open_array(path, impl)
         cases.append((f"{impl.label}: whole read, default pipeline", lambda a=arr: a[...]))

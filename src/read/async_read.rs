@@ -5,7 +5,9 @@ use bytemuck::Pod;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOptions, Element};
 use zarrs::storage::AsyncReadableStorageTraits;
 
-use super::{check_output, checked_output_len, chunk_parts, located, output, whole_view};
+use super::{
+    check_output, checked_output_len, chunk_parts, is_object_changed, located, output, whole_view,
+};
 
 /// Typed reads into the caller's memory, for [`Array`] over an async store.
 ///
@@ -87,11 +89,20 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             out.len(),
         )?;
         let shape = subset.shape().to_vec();
-        let mut view = whole_view(out, &shape)?;
-        match self
-            .async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
-            .await
-        {
+        let mut result = Err(ArrayError::Other(String::new()));
+        // Twice at most: once more if the store says an object changed
+        // while it was being read (see `super::OBJECT_CHANGED`).
+        for _ in 0..2 {
+            let mut view = whole_view(out, &shape)?;
+            result = self
+                .async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+                .await;
+            match &result {
+                Err(error) if is_object_changed(error) => {}
+                _ => break,
+            }
+        }
+        match result {
             Ok(()) => Ok(()),
             Err(error) => Err(locate(self, subset, error, options).await),
         }

@@ -159,10 +159,29 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
     let shape = subset.shape().to_vec();
-    let mut view = whole_view(out, &shape)?;
-    array
-        .retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
-        .map_err(|error| locate(array, subset, error, options))
+    let mut attempt = || {
+        let mut view = whole_view(out, &shape)?;
+        array.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+    };
+    // A shard rewritten between its index and its chunks: the store has
+    // dropped what it knew of the old version, so one more read sees the new.
+    let result = match attempt() {
+        Err(error) if is_object_changed(&error) => attempt(),
+        result => result,
+    };
+    result.map_err(|error| locate(array, subset, error, options))
+}
+
+/// The text a store puts in a read error when the object changed between
+/// two reads that belong together (a shard's index, then its chunks, read
+/// on condition that the object is still the version the index came from).
+/// A store that says it has also forgotten the old version, so reading
+/// again is safe; [`ArrayReadExt`] does so once.
+pub(crate) const OBJECT_CHANGED: &str = "the object changed while it was being read";
+
+/// Whether `error`, or one of its causes, says [`OBJECT_CHANGED`].
+pub(crate) fn is_object_changed(error: &(dyn std::error::Error + 'static)) -> bool {
+    crate::error_chain(error).contains(OBJECT_CHANGED)
 }
 
 /// `error`, from reading `subset` of `array`, with the array's path and the
@@ -387,6 +406,14 @@ mod tests {
         let window = ArraySubset::new_with_ranges(&[1..4, 2..5]);
         let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
         assert_eq!(got, [9, 10, 11, 16, 999, 999, 23, 999, 999]);
+    }
+
+    #[test]
+    fn object_changed_is_found_in_the_causes() {
+        let storage = zarrs::storage::StorageError::Other(format!("s3://b/c/0: {OBJECT_CHANGED}"));
+        assert!(is_object_changed(&ArrayError::StorageError(storage)));
+        let other = zarrs::storage::StorageError::Other("s3://b/c/0: 503".to_string());
+        assert!(!is_object_changed(&ArrayError::StorageError(other)));
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! The async twins of [`ArrayReadExt`](super::ArrayReadExt), for arrays over
 //! async stores (e.g. `zarrs_object_store`).
 
+use std::sync::Arc;
+
 use bytemuck::Pod;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOptions, Element};
 use zarrs::storage::AsyncReadableStorageTraits;
 
+use super::engine::Engine;
+use super::engine::async_engine::{self, off_runtime};
 use super::{
     check_output, checked_output_len, chunk_parts, is_object_changed, located, output, whole_view,
 };
@@ -70,7 +74,9 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
         options: &CodecOptions,
     ) -> Result<Vec<T>, ArrayError> {
         let len = checked_output_len::<T>("async_retrieve_array_subset_vec", self, subset)?;
-        let mut out = output::zeroed_output::<T>(len, options.concurrent_target());
+        // Faulting the pages in is CPU work: off the runtime's threads.
+        let threads = options.concurrent_target();
+        let mut out = off_runtime(move || Ok(output::zeroed_output::<T>(len, threads))).await?;
         self.async_retrieve_array_subset_into_slice_opt(subset, &mut out, options)
             .await?;
         Ok(out)
@@ -88,10 +94,25 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             subset,
             out.len(),
         )?;
+        if let Some(engine) = Engine::for_array(self) {
+            let engine = Arc::new(engine);
+            let window = subset.to_array_subset();
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+            // Twice at most: once more if the store says an object changed
+            // while it was being read (see `super::OBJECT_CHANGED`). Its
+            // errors name the chunk already.
+            let result = async_engine::read(self, engine.clone(), &window, bytes, options).await;
+            return match result {
+                Err(error) if is_object_changed(&error) => {
+                    async_engine::read(self, engine, &window, bytes, options).await
+                }
+                result => result,
+            };
+        }
+        // zarrs' own read, for what the engine does not read (see
+        // `super::engine`): it decodes on the runtime's thread.
         let shape = subset.shape().to_vec();
         let mut result = Err(ArrayError::Other(String::new()));
-        // Twice at most: once more if the store says an object changed
-        // while it was being read (see `super::OBJECT_CHANGED`).
         for _ in 0..2 {
             let mut view = whole_view(out, &shape)?;
             result = self

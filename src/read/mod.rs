@@ -55,6 +55,7 @@
 
 #[cfg(feature = "async")]
 mod async_read;
+pub(crate) mod engine;
 pub(crate) mod output;
 
 use bytemuck::Pod;
@@ -151,7 +152,8 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     }
 }
 
-/// Decode `subset` into `out`, whose length and element type are checked.
+/// Decode `subset` into `out`, whose length and element type are checked:
+/// through the [`engine`] where it reads the array, else through zarrs.
 fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
     array: &Array<S>,
     subset: &dyn ArraySubsetTraits,
@@ -159,9 +161,20 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
     let shape = subset.shape().to_vec();
-    let mut attempt = || {
-        let mut view = whole_view(out, &shape)?;
-        array.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+    let window = subset.to_array_subset();
+    let engine = engine::Engine::for_array(array);
+    let mut attempt = || match &engine {
+        Some(engine) => engine::read(
+            array,
+            engine,
+            &window,
+            bytemuck::cast_slice_mut(&mut *out),
+            options,
+        ),
+        None => {
+            let mut view = whole_view(out, &shape)?;
+            array.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
+        }
     };
     // A shard rewritten between its index and its chunks: the store has
     // dropped what it knew of the old version, so one more read sees the new.
@@ -169,7 +182,11 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
         Err(error) if is_object_changed(&error) => attempt(),
         result => result,
     };
-    result.map_err(|error| locate(array, subset, error, options))
+    match engine {
+        // The engine's errors name the chunk already.
+        Some(_) => result,
+        None => result.map_err(|error| locate(array, subset, error, options)),
+    }
 }
 
 /// The text a store puts in a read error when the object changed between

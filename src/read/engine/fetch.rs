@@ -1,0 +1,291 @@
+//! Fetching a unit: a chunk in one `get`; a shard's index, then every inner
+//! chunk the window needs in one `get_partial_many`; or, when the window
+//! needs every inner chunk, the whole shard in one `get` (its index read
+//! from it).
+//!
+//! The plan ([`ShardRead`]) and the assembly of what came back are shared
+//! by the sync fetch here and the async one.
+
+use std::ops::Range;
+
+use zarrs::array::{ArrayError, CodecOptions};
+use zarrs::storage::byte_range::ByteRange;
+use zarrs::storage::{Bytes, ReadableStorageTraits, StorageError};
+
+use super::plan::{Engine, Layout, Piece, ShardLayout, Unit, index_size, pieces};
+use super::shard_index::ShardIndex;
+use crate::read::OBJECT_CHANGED;
+use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
+
+/// The pieces of a unit with their encoded bytes (`None`: missing).
+pub(crate) type Fetched = Vec<(Piece, Option<Bytes>)>;
+
+/// How a shard is read.
+pub(crate) struct ShardRead<'a> {
+    pub(crate) layout: &'a ShardLayout,
+    pub(crate) pieces: Vec<Piece>,
+    pub(crate) index_shape: Vec<std::num::NonZeroU64>,
+    pub(crate) index_size: u64,
+    /// Every inner chunk is needed: read the whole shard.
+    pub(crate) whole: bool,
+}
+
+/// What to fetch for `unit`.
+pub(crate) enum Plan<'a> {
+    Chunk(Vec<Piece>),
+    Shard(ShardRead<'a>),
+}
+
+pub(crate) fn plan<'a>(engine: &'a Engine, unit: &Unit) -> Result<Plan<'a>, ArrayError> {
+    let pieces = pieces(&engine.layout, unit)?;
+    let Layout::Shards(layout) = &engine.layout else {
+        return Ok(Plan::Chunk(pieces));
+    };
+    let (index_shape, index_size) = index_size(unit, layout)?;
+    let inner_chunks: u64 = index_shape[..index_shape.len() - 1]
+        .iter()
+        .map(|n| n.get())
+        .product();
+    Ok(Plan::Shard(ShardRead {
+        layout,
+        whole: pieces.len() as u64 == inner_chunks,
+        pieces,
+        index_shape,
+        index_size,
+    }))
+}
+
+impl ShardRead<'_> {
+    /// The byte range of the index within the shard.
+    pub(crate) fn index_range(&self) -> ByteRange {
+        match self.layout.index_location {
+            ShardingIndexLocation::Start => ByteRange::FromStart(0, Some(self.index_size)),
+            ShardingIndexLocation::End => ByteRange::Suffix(self.index_size),
+        }
+    }
+
+    /// The index inside a whole `shard`.
+    pub(crate) fn index_in<'b>(
+        &self,
+        unit: &Unit,
+        shard: &'b [u8],
+    ) -> Result<&'b [u8], ArrayError> {
+        let len = shard.len() as u64;
+        if len < self.index_size {
+            return Err(ArrayError::Other(format!(
+                "shard {}: {len} bytes, shorter than its index ({} bytes)",
+                unit.key, self.index_size
+            )));
+        }
+        let size = self.index_size as usize;
+        Ok(match self.layout.index_location {
+            ShardingIndexLocation::Start => &shard[..size],
+            ShardingIndexLocation::End => &shard[shard.len() - size..],
+        })
+    }
+
+    pub(crate) fn decode_index(
+        &self,
+        unit: &Unit,
+        encoded: &[u8],
+        shard_len: Option<u64>,
+        options: &CodecOptions,
+    ) -> Result<ShardIndex, ArrayError> {
+        ShardIndex::decode(
+            &unit.key,
+            encoded,
+            &self.index_shape,
+            self.index_size,
+            shard_len,
+            self.layout,
+            options,
+        )
+    }
+
+    /// The pieces, all missing (no shard).
+    pub(crate) fn absent(self) -> Fetched {
+        self.pieces.into_iter().map(|p| (p, None)).collect()
+    }
+
+    /// The pieces with their bytes sliced from the whole `shard`, whose
+    /// index has been checked against its length.
+    pub(crate) fn from_whole(self, index: &ShardIndex, shard: &Bytes) -> Fetched {
+        self.pieces
+            .into_iter()
+            .map(|p| {
+                let bytes = inner(&p)
+                    .and_then(|i| index.range(i))
+                    .map(|r| shard.slice(r.start as usize..r.end as usize));
+                (p, bytes)
+            })
+            .collect()
+    }
+
+    /// The ranges to fetch: one per piece present in `index`.
+    pub(crate) fn ranges(&self, index: &ShardIndex) -> Vec<Range<u64>> {
+        self.pieces
+            .iter()
+            .filter_map(|p| inner(p).and_then(|i| index.range(i)))
+            .collect()
+    }
+
+    /// The pieces with the bytes fetched for [`ranges`](Self::ranges),
+    /// each checked to be as long as asked for.
+    pub(crate) fn assemble(
+        self,
+        unit: &Unit,
+        index: &ShardIndex,
+        mut fetched: impl Iterator<Item = Bytes>,
+    ) -> Result<Fetched, ArrayError> {
+        let mut out = Vec::with_capacity(self.pieces.len());
+        for p in self.pieces {
+            let Some(range) = inner(&p).and_then(|i| index.range(i)) else {
+                out.push((p, None));
+                continue;
+            };
+            let want = range.end - range.start;
+            match fetched.next() {
+                Some(bytes) if bytes.len() as u64 == want => out.push((p, Some(bytes))),
+                got => {
+                    return Err(ArrayError::Other(format!(
+                        "shard {}: inner chunk {:?}: the store returned {} bytes for offset {}, nbytes {want} (past the shard's end?)",
+                        unit.key,
+                        p.inner_indices,
+                        got.map_or(0, |b| b.len()),
+                        range.start
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// An error from fetching the inner chunks, naming the first inner
+    /// chunk past the shard's end when the store knows its length.
+    pub(crate) fn chunks_error(
+        &self,
+        unit: &Unit,
+        index: &ShardIndex,
+        shard_len: Option<u64>,
+        error: &StorageError,
+    ) -> ArrayError {
+        let past_end = shard_len.and_then(|len| {
+            self.pieces.iter().find_map(|p| {
+                let r = inner(p).and_then(|i| index.range(i))?;
+                (r.end > len).then(|| {
+                    format!(
+                        "inner chunk {:?}: offset {}, nbytes {}: ends past the shard's end ({len} bytes): ",
+                        p.inner_indices,
+                        r.start,
+                        r.end - r.start
+                    )
+                })
+            })
+        });
+        ArrayError::Other(format!(
+            "shard {}: {}{}",
+            unit.key,
+            past_end.unwrap_or_default(),
+            crate::error_chain(error)
+        ))
+    }
+}
+
+fn inner(piece: &Piece) -> Option<usize> {
+    piece.inner
+}
+
+/// The error of a shard that vanished between its index and its chunks:
+/// read as a changed object, so the read is tried once more.
+pub(crate) fn vanished(unit: &Unit) -> ArrayError {
+    ArrayError::Other(format!(
+        "shard {}: gone after its index was read: {OBJECT_CHANGED}",
+        unit.key
+    ))
+}
+
+pub(crate) fn storage_error(unit: &Unit, what: &str, error: &StorageError) -> ArrayError {
+    ArrayError::Other(format!(
+        "{} {}: {what}{}",
+        if what.is_empty() { "chunk" } else { "shard" },
+        unit.key,
+        crate::error_chain(error)
+    ))
+}
+
+/// Fetch `unit` from a sync store.
+pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
+    store: &S,
+    engine: &Engine,
+    unit: &Unit,
+    options: &CodecOptions,
+) -> Result<Fetched, ArrayError> {
+    let read = match plan(engine, unit)? {
+        Plan::Chunk(pieces) => {
+            let bytes = store
+                .get(&unit.key)
+                .map_err(|e| storage_error(unit, "", &e))?;
+            return Ok(pieces.into_iter().map(|p| (p, bytes.clone())).collect());
+        }
+        Plan::Shard(read) => read,
+    };
+    if read.whole {
+        let Some(shard) = store
+            .get(&unit.key)
+            .map_err(|e| storage_error(unit, "reading it: ", &e))?
+        else {
+            return Ok(read.absent());
+        };
+        let index = read.decode_index(
+            unit,
+            read.index_in(unit, &shard)?,
+            Some(shard.len() as u64),
+            options,
+        )?;
+        return Ok(read.from_whole(&index, &shard));
+    }
+    let encoded = store
+        .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))
+        .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
+    let Some(mut encoded) = encoded else {
+        return Ok(read.absent());
+    };
+    let encoded = encoded
+        .next()
+        .transpose()
+        .map_err(|e| storage_error(unit, "reading its index: ", &e))?
+        .unwrap_or_default();
+    let index = read.decode_index(unit, &encoded, None, options)?;
+    let ranges = read.ranges(&index);
+    if ranges.is_empty() {
+        return Ok(read.absent());
+    }
+    let byte_ranges = ranges.iter().map(|r| ByteRange::new(r.clone()));
+    let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges));
+    let fetched = match fetched {
+        Ok(Some(iter)) => iter.collect::<Result<Vec<Bytes>, _>>(),
+        Ok(None) => return Err(vanished(unit)),
+        Err(e) => Err(e),
+    };
+    match fetched {
+        Ok(bytes) => read.assemble(unit, &index, bytes.into_iter()),
+        Err(e) => {
+            // On the error path only: the shard's length, to name the inner
+            // chunk that reaches past it.
+            let len = store.size_key(&unit.key).ok().flatten();
+            Err(read.chunks_error(unit, &index, len, &e))
+        }
+    }
+}
+
+/// [`ShardRead::chunks_error`] as a function (for the async fetch).
+#[cfg(feature = "async")]
+pub(crate) fn chunks_error_of(
+    read: &ShardRead<'_>,
+    unit: &Unit,
+    index: &ShardIndex,
+    shard_len: Option<u64>,
+    error: &StorageError,
+) -> ArrayError {
+    read.chunks_error(unit, index, shard_len, error)
+}

@@ -1,0 +1,130 @@
+//! The crate's own read path: a window in one round trip per shard.
+//!
+//! zarrs 0.23's sharding partial decoder reads an inner chunk per request,
+//! as many at once as there are cores, and decodes every chunk into
+//! chunk-sized buffers before copying it out. This engine plans the I/O of
+//! a window per shard instead:
+//!
+//! - a chunk of an unsharded array: one `get`;
+//! - a shard the window needs part of: its index (one request, which the
+//!   store may serve from its cache), decoded through the sharding
+//!   configuration's `index_codecs` (so `crc32c` is checked) and checked
+//!   entry by entry (missing-chunk marker, `offset + nbytes` overflow, more
+//!   bytes than the inner codecs can write), then every inner chunk the
+//!   window needs in ONE `get_partial_many` call, whose ranges the store
+//!   may coalesce and fetch concurrently (object_store does), whatever the
+//!   core count;
+//! - a shard the window needs whole: one `get`, its index read from it and
+//!   every range checked against its length.
+//!
+//! Chunks and shards are fetched and decoded on up to
+//! `CodecOptions::concurrent_target` threads at once (the sync API) or
+//! with up to [`ASYNC_IN_FLIGHT`] fetches in flight (the async API), each
+//! decoded piece written straight into its window of the output. Errors
+//! name the array, the chunk or shard key and the inner chunk, from the
+//! first attempt.
+//!
+//! It is a path of [`ArrayReadExt`](crate::ArrayReadExt) /
+//! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) rather than an
+//! override of `sharding_indexed`: a codec sees one shard at a time, behind
+//! zarrs' partial decoder, and can neither plan requests across the inner
+//! chunks of a window nor write into the caller's buffer; the read call
+//! sees the whole window, the store and the output. zarrs' own reads
+//! (`retrieve_array_subset`, ...) are unchanged.
+//!
+//! What falls back to zarrs' `retrieve_array_subset_into_opt` (today's
+//! path): data types without a fixed size or with a mask, arrays with
+//! storage transformers, `sharding_indexed` behind array -> array codecs or
+//! in front of bytes -> bytes codecs, nested sharding, and index codecs
+//! that do not give an index of fixed size.
+
+#[cfg(feature = "async")]
+pub(crate) mod async_engine;
+pub(crate) mod decode;
+pub(crate) mod fetch;
+pub(crate) mod plan;
+pub(crate) mod shard_index;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use unsafe_cell_slice::UnsafeCellSlice;
+use zarrs::array::{Array, ArrayError, ArraySubset, CodecOptions};
+use zarrs::storage::ReadableStorageTraits;
+
+pub(crate) use plan::Engine;
+
+/// Fetches in flight at most on the async API.
+pub const ASYNC_IN_FLIGHT: usize = 16;
+
+/// Read `window` of `array` into `out` (its bytes, C order, exactly the
+/// window's size), with `engine` made for `array`.
+pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    engine: &Engine,
+    window: &ArraySubset,
+    out: &mut [u8],
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let units = plan::units(array, window)?;
+    let store = array.storage();
+    let shape = window.shape().to_vec();
+    let expected = window.num_elements_usize() * engine.element_size;
+    if out.len() != expected {
+        return Err(ArrayError::Other(format!(
+            "output of {} bytes for a window of {expected} bytes",
+            out.len()
+        )));
+    }
+    let cells = UnsafeCellSlice::new(out);
+    let threads = options.concurrent_target().max(1);
+    let workers = threads.min(units.len()).max(1);
+    let inner = options.with_concurrent_target((threads / workers).max(1));
+    let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
+        let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
+        let target = decode::Target {
+            cells,
+            shape: &shape,
+            offset: unit.out.start(),
+        };
+        decode::decode_unit(engine, unit, fetched, target, &inner)
+    };
+    if workers == 1 {
+        return units.iter().try_for_each(run);
+    }
+    // Units taken in order by `workers` threads; the first error (by unit)
+    // is returned and stops the others at their next unit.
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<(usize, ArrayError)>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(unit) = units.get(i) else { break };
+                    if let Err(e) = run(unit) {
+                        failed.store(true, Ordering::Relaxed);
+                        let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                        if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                            *first = Some((i, e));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `error`, from fetching, with the array's path in front.
+fn at(engine: &Engine, error: ArrayError) -> ArrayError {
+    ArrayError::Other(format!(
+        "array {}: {}",
+        engine.path,
+        crate::error_chain(&error)
+    ))
+}

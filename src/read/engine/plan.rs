@@ -1,0 +1,301 @@
+//! What a window needs: the arrays the engine reads itself, the chunks or
+//! shards ("units") a window touches, and the pieces of each to decode.
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use zarrs::array::ArrayToBytesCodecTraits;
+use zarrs::array::{
+    Array, ArrayError, ArrayMetadata, ArraySubset, BytesRepresentation, CodecChain, DataType,
+    FillValue, data_type,
+};
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::metadata_ext::codec::sharding::{ShardingCodecConfiguration, ShardingIndexLocation};
+use zarrs::plugin::{ExtensionName, ZarrVersion};
+use zarrs::storage::StoreKey;
+
+/// How the chunks of an array are stored, for the engine.
+pub(crate) enum Layout {
+    /// One object per chunk, decoded by the array's codec chain.
+    Chunks,
+    /// One object per shard (`sharding_indexed` as the array's only codec
+    /// but for its inner chains): an index, then inner chunks.
+    Shards(ShardLayout),
+}
+
+/// The parts of a `sharding_indexed` configuration the engine needs.
+pub(crate) struct ShardLayout {
+    /// The chain of each inner chunk.
+    pub(crate) inner_codecs: Arc<CodecChain>,
+    /// The shape of an inner chunk.
+    pub(crate) subchunk_shape: Vec<NonZeroU64>,
+    /// The chain of the index.
+    pub(crate) index_codecs: Arc<CodecChain>,
+    /// Where the index is.
+    pub(crate) index_location: ShardingIndexLocation,
+    /// The most bytes an inner chunk can have (`None`: no bound known).
+    pub(crate) inner_max_bytes: Option<u64>,
+}
+
+/// What the engine knows of one array: its layout, element type and fill
+/// value, and the chain of its chunks.
+pub(crate) struct Engine {
+    pub(crate) layout: Layout,
+    pub(crate) codecs: Arc<CodecChain>,
+    pub(crate) data_type: DataType,
+    pub(crate) fill_value: FillValue,
+    pub(crate) element_size: usize,
+    /// The array's path, for errors.
+    pub(crate) path: String,
+}
+
+impl Engine {
+    /// The engine for `array`, or `None` where zarrs' own read is used:
+    /// a data type without a fixed size or with a mask, storage
+    /// transformers, sharding behind array -> array codecs or in front of
+    /// bytes -> bytes codecs (whole shards transformed), and nested
+    /// sharding.
+    pub(crate) fn for_array<S: ?Sized>(array: &Array<S>) -> Option<Self> {
+        let data_type = array.data_type().clone();
+        if data_type.is_optional() {
+            return None;
+        }
+        let element_size = data_type.fixed_size()?;
+        if let ArrayMetadata::V3(metadata) = array.metadata()
+            && !metadata.storage_transformers.is_empty()
+        {
+            return None;
+        }
+        let codecs = array.codecs();
+        let layout = match sharding(&codecs) {
+            Sharding::No => Layout::Chunks,
+            Sharding::Yes(layout) => {
+                let layout = *layout;
+                let inner_sharded = !matches!(sharding(&layout.inner_codecs), Sharding::No);
+                if inner_sharded
+                    || !codecs.array_to_array_codecs().is_empty()
+                    || !codecs.bytes_to_bytes_codecs().is_empty()
+                {
+                    return None;
+                }
+                let inner_max_bytes = match layout.inner_codecs.encoded_representation(
+                    &layout.subchunk_shape,
+                    &data_type,
+                    array.fill_value(),
+                ) {
+                    Ok(BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n)) => {
+                        Some(n)
+                    }
+                    Ok(BytesRepresentation::UnboundedSize) => None,
+                    Err(_) => return None,
+                };
+                Layout::Shards(ShardLayout {
+                    inner_max_bytes,
+                    ..layout
+                })
+            }
+            Sharding::Unknown => return None,
+        };
+        Some(Self {
+            layout,
+            codecs,
+            data_type,
+            fill_value: array.fill_value().clone(),
+            element_size,
+            path: array.path().to_string(),
+        })
+    }
+}
+
+enum Sharding {
+    No,
+    Yes(Box<ShardLayout>),
+    /// Sharding whose configuration the engine cannot read.
+    Unknown,
+}
+
+/// Whether `codecs` end in `sharding_indexed`, and its configuration.
+fn sharding(codecs: &CodecChain) -> Sharding {
+    let codec = codecs.array_to_bytes_codec();
+    // By name, not by type: zarrs' `ShardingCodec` exists only under its
+    // `sharding` feature, which this crate does not turn on.
+    if codec.name(ZarrVersion::V3).as_deref() != Some("sharding_indexed") {
+        return Sharding::No;
+    }
+    let Some(configuration) = codec.configuration_v3(&Default::default()) else {
+        return Sharding::Unknown;
+    };
+    let Ok(ShardingCodecConfiguration::V1(configuration)) =
+        serde_json::from_value::<ShardingCodecConfiguration>(serde_json::Value::Object(
+            configuration.into(),
+        ))
+    else {
+        return Sharding::Unknown;
+    };
+    let chain = |metadata: &[MetadataV3]| CodecChain::from_metadata(metadata).ok().map(Arc::new);
+    let (Some(inner_codecs), Some(index_codecs)) = (
+        chain(&configuration.codecs),
+        chain(&configuration.index_codecs),
+    ) else {
+        return Sharding::Unknown;
+    };
+    Sharding::Yes(Box::new(ShardLayout {
+        inner_codecs,
+        subchunk_shape: configuration.chunk_shape.to_vec(),
+        index_codecs,
+        index_location: configuration.index_location,
+        inner_max_bytes: None,
+    }))
+}
+
+/// One chunk or shard a window touches.
+pub(crate) struct Unit {
+    /// Its key in the store.
+    pub(crate) key: StoreKey,
+    /// Its shape (not bounded by the array's).
+    pub(crate) shape: Vec<NonZeroU64>,
+    /// The part of the window inside it, in array coordinates.
+    pub(crate) part: ArraySubset,
+    /// The part of the window inside it, in the window's coordinates.
+    pub(crate) out: ArraySubset,
+    /// `part` relative to the unit's origin.
+    pub(crate) inside: ArraySubset,
+}
+
+/// The chunks (or shards) `window` touches, in C order.
+pub(crate) fn units<S: ?Sized>(
+    array: &Array<S>,
+    window: &ArraySubset,
+) -> Result<Vec<Unit>, ArrayError> {
+    let Some(grid) = array.chunks_in_array_subset(window)? else {
+        return Err(ArrayError::Other(format!(
+            "array {}: window {window} does not lie on the chunk grid",
+            array.path()
+        )));
+    };
+    let mut units = Vec::with_capacity(usize::try_from(grid.num_elements()).unwrap_or(0));
+    for indices in &grid.indices() {
+        let chunk = array.chunk_subset(&indices)?;
+        let part = chunk.overlap(window)?;
+        if part.is_empty() {
+            continue;
+        }
+        units.push(Unit {
+            key: array.chunk_key(&indices),
+            shape: array.chunk_shape(&indices)?.to_vec(),
+            out: part.relative_to(window.start())?,
+            inside: part.relative_to(chunk.start())?,
+            part,
+        });
+    }
+    Ok(units)
+}
+
+/// One inner chunk of a shard to decode, or the whole chunk of an
+/// unsharded unit.
+pub(crate) struct Piece {
+    /// Its index in the shard's index (C order), if an inner chunk.
+    pub(crate) inner: Option<usize>,
+    /// Its indices in the shard's grid of inner chunks (for errors).
+    pub(crate) inner_indices: Vec<u64>,
+    /// The part to decode, relative to the chunk.
+    pub(crate) chunk_subset: ArraySubset,
+    /// Where it goes, relative to the unit's part of the window.
+    pub(crate) out: ArraySubset,
+}
+
+/// The pieces of `unit`: one for a chunk; the inner chunks the window
+/// needs for a shard, in C order.
+pub(crate) fn pieces(layout: &Layout, unit: &Unit) -> Result<Vec<Piece>, ArrayError> {
+    let Layout::Shards(shards) = layout else {
+        return Ok(vec![Piece {
+            inner: None,
+            inner_indices: Vec::new(),
+            chunk_subset: unit.inside.clone(),
+            out: ArraySubset::new_with_shape(unit.part.shape().to_vec()),
+        }]);
+    };
+    let per_shard = chunks_per_shard(unit, shards)?;
+    let sub: Vec<u64> = shards.subchunk_shape.iter().map(|s| s.get()).collect();
+    let start = unit.inside.start();
+    let end = unit.inside.end_exc();
+    let ranges: Vec<_> = (0..sub.len())
+        .map(|d| start[d] / sub[d]..(end[d] - 1) / sub[d] + 1)
+        .collect();
+    let inner_grid = ArraySubset::new_with_ranges(&ranges);
+    let mut pieces = Vec::with_capacity(usize::try_from(inner_grid.num_elements()).unwrap_or(0));
+    for indices in &inner_grid.indices() {
+        let origin: Vec<u64> = indices.iter().zip(&sub).map(|(i, s)| i * s).collect();
+        let inner = ArraySubset::new_with_start_shape(origin.clone(), sub.clone())?;
+        let overlap = inner.overlap(&unit.inside)?;
+        let linear = indices
+            .iter()
+            .zip(&per_shard)
+            .fold(0u64, |acc, (&i, &n)| acc * n + i);
+        pieces.push(Piece {
+            inner: Some(usize::try_from(linear).map_err(|_| too_many(unit))?),
+            chunk_subset: overlap.relative_to(&origin)?,
+            out: overlap.relative_to(start)?,
+            inner_indices: indices.to_vec(),
+        });
+    }
+    Ok(pieces)
+}
+
+fn too_many(unit: &Unit) -> ArrayError {
+    ArrayError::Other(format!(
+        "shard {}: more inner chunks than this machine can address",
+        unit.key
+    ))
+}
+
+/// Inner chunks along each dimension of `unit`'s shard.
+pub(crate) fn chunks_per_shard(unit: &Unit, shards: &ShardLayout) -> Result<Vec<u64>, ArrayError> {
+    if unit.shape.len() != shards.subchunk_shape.len() {
+        return Err(ArrayError::Other(format!(
+            "shard {}: sharding_indexed chunk_shape {:?} has {} dimensions, the shard {}",
+            unit.key,
+            shards.subchunk_shape,
+            shards.subchunk_shape.len(),
+            unit.shape.len()
+        )));
+    }
+    unit.shape
+        .iter()
+        .zip(&shards.subchunk_shape)
+        .map(|(s, c)| {
+            if s.get() % c.get() == 0 {
+                Ok(s.get() / c.get())
+            } else {
+                Err(ArrayError::Other(format!(
+                    "shard {}: sharding_indexed chunk_shape {:?} does not divide the shard shape {:?}",
+                    unit.key, shards.subchunk_shape, unit.shape
+                )))
+            }
+        })
+        .collect()
+}
+
+/// The encoded size of `unit`'s shard index.
+pub(crate) fn index_size(
+    unit: &Unit,
+    shards: &ShardLayout,
+) -> Result<(Vec<NonZeroU64>, u64), ArrayError> {
+    let per_shard = chunks_per_shard(unit, shards)?;
+    let mut shape: Vec<NonZeroU64> = per_shard
+        .iter()
+        .map(|&n| NonZeroU64::new(n).expect("a shard has at least one inner chunk"))
+        .collect();
+    shape.push(NonZeroU64::new(2).expect("2 is not zero"));
+    match shards.index_codecs.encoded_representation(
+        &shape,
+        &data_type::uint64(),
+        &FillValue::from(u64::MAX),
+    )? {
+        BytesRepresentation::FixedSize(size) => Ok((shape, size)),
+        _ => Err(ArrayError::Other(format!(
+            "shard {}: sharding_indexed index_codecs do not give an index of fixed size",
+            unit.key
+        ))),
+    }
+}

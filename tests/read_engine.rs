@@ -1,0 +1,493 @@
+//! The read engine (`src/read/engine`) behind `ArrayReadExt` /
+//! `AsyncArrayReadExt`: values bitwise equal to zarrs' own reads on
+//! sharded and unsharded arrays (random windows, edges, missing shards and
+//! missing inner chunks), the requests it sends (counted by a store
+//! wrapper), errors on hostile shard indexes that name the shard and the
+//! inner chunk, and async reads that leave the runtime free.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::Rng;
+use zarrs::array::codec::ShardingCodecBuilder;
+use zarrs::array::codec::array_to_bytes::sharding::ShardingIndexLocation;
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, CodecOptions, data_type};
+use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
+use zarrs::storage::store::MemoryStore;
+use zarrs::storage::{
+    MaybeBytes, MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey,
+    WritableStorageTraits,
+};
+use zarrs_extension_codecs::ArrayReadExt;
+
+/// Requests a store was asked for: whole gets, `get_partial_many` calls,
+/// and the ranges in those calls.
+#[derive(Default)]
+struct Counts {
+    gets: AtomicU64,
+    partial_calls: AtomicU64,
+    ranges: AtomicU64,
+}
+
+impl Counts {
+    fn take(&self) -> [u64; 3] {
+        [
+            self.gets.swap(0, Ordering::SeqCst),
+            self.partial_calls.swap(0, Ordering::SeqCst),
+            self.ranges.swap(0, Ordering::SeqCst),
+        ]
+    }
+}
+
+/// A [`MemoryStore`] that counts what it is asked for.
+struct CountingStore {
+    inner: Arc<MemoryStore>,
+    counts: Arc<Counts>,
+}
+
+impl ReadableStorageTraits for CountingStore {
+    fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        self.counts.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(key)
+    }
+
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<MaybeBytesIterator<'a>, StorageError> {
+        self.counts.partial_calls.fetch_add(1, Ordering::SeqCst);
+        let ranges: Vec<ByteRange> = byte_ranges.collect();
+        self.counts
+            .ranges
+            .fetch_add(ranges.len() as u64, Ordering::SeqCst);
+        self.inner
+            .get_partial_many(key, Box::new(ranges.into_iter()))
+    }
+
+    fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        self.inner.size_key(key)
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        true
+    }
+}
+
+const SHAPE: [u64; 2] = [70, 50];
+const SHARD: [u64; 2] = [32, 24];
+const INNER: [u64; 2] = [8, 6];
+const FILL: u16 = 7;
+
+/// A 70 x 50 uint16 array in shards of 32 x 24 (edge shards), inner chunks
+/// of 8 x 6; shard [1, 1] never written, inner chunk [0, 0] of shard
+/// [0, 1] all fill value (so not stored). Returns the store and the
+/// values written.
+fn sharded(
+    location: ShardingIndexLocation,
+    compress: bool,
+    crc: bool,
+) -> (Arc<MemoryStore>, Vec<u16>) {
+    let store = Arc::new(MemoryStore::new());
+    let mut sharding = ShardingCodecBuilder::new(
+        INNER
+            .iter()
+            .map(|&n| std::num::NonZeroU64::new(n).unwrap())
+            .collect::<Vec<_>>()
+            .into(),
+        &data_type::uint16(),
+    );
+    sharding.index_location(location);
+    if compress {
+        sharding.bytes_to_bytes_codecs(vec![Arc::new(zarrs::array::codec::ZstdCodec::new(
+            1, false,
+        ))]);
+    }
+    if !crc {
+        sharding.index_bytes_to_bytes_codecs(vec![]);
+    }
+    let array = ArrayBuilder::new(SHAPE.to_vec(), SHARD.to_vec(), data_type::uint16(), FILL)
+        .array_to_bytes_codec(Arc::new(sharding.build()))
+        .build(store.clone(), "/")
+        .unwrap();
+    array.store_metadata().unwrap();
+    let mut values: Vec<u16> = (0..SHAPE[0] * SHAPE[1])
+        .map(|i| (i * 37 % 60_000 + 100) as u16)
+        .collect();
+    for r in 0..8 {
+        for c in 24..30 {
+            values[(r * SHAPE[1] + c) as usize] = FILL;
+        }
+    }
+    array
+        .store_array_subset(&array.subset_all(), values.clone())
+        .unwrap();
+    array.erase_chunk(&[1, 1]).unwrap();
+    for r in 32..64 {
+        for c in 24..48 {
+            values[(r * SHAPE[1] + c) as usize] = FILL;
+        }
+    }
+    (store, values)
+}
+
+fn counted(store: &Arc<MemoryStore>) -> (Array<CountingStore>, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    let counting = Arc::new(CountingStore {
+        inner: store.clone(),
+        counts: counts.clone(),
+    });
+    (Array::open(counting, "/").unwrap(), counts)
+}
+
+/// Windows of every kind: whole, one element, shard-aligned, inner-chunk
+/// aligned, at the edges, and random ones.
+fn windows(rng: &mut Rng) -> Vec<ArraySubset> {
+    let mut out = vec![
+        ArraySubset::new_with_ranges(&[0..70, 0..50]),
+        ArraySubset::new_with_ranges(&[0..1, 0..1]),
+        ArraySubset::new_with_ranges(&[69..70, 49..50]),
+        ArraySubset::new_with_ranges(&[0..32, 0..24]),
+        ArraySubset::new_with_ranges(&[32..64, 24..48]),
+        ArraySubset::new_with_ranges(&[8..16, 6..18]),
+        ArraySubset::new_with_ranges(&[3..29, 5..20]),
+        ArraySubset::new_with_ranges(&[60..70, 40..50]),
+        ArraySubset::new_with_ranges(&[0..8, 24..30]),
+        ArraySubset::new_with_ranges(&[30..35, 0..50]),
+    ];
+    for _ in 0..40 {
+        let r0 = rng.below(SHAPE[0]);
+        let c0 = rng.below(SHAPE[1]);
+        let r1 = r0 + 1 + rng.below(SHAPE[0] - r0);
+        let c1 = c0 + 1 + rng.below(SHAPE[1] - c0);
+        out.push(ArraySubset::new_with_ranges(&[r0..r1, c0..c1]));
+    }
+    out
+}
+
+fn expected(values: &[u16], window: &ArraySubset) -> Vec<u16> {
+    let r = window.to_ranges();
+    let mut out = Vec::new();
+    for row in r[0].clone() {
+        for col in r[1].clone() {
+            out.push(values[(row * SHAPE[1] + col) as usize]);
+        }
+    }
+    out
+}
+
+#[test]
+fn sharded_windows_equal_zarrs_and_the_values_written() {
+    let mut rng = Rng(0x5eed_1234);
+    for location in [ShardingIndexLocation::End, ShardingIndexLocation::Start] {
+        for (compress, crc) in [(false, false), (true, true)] {
+            let (store, values) = sharded(location, compress, crc);
+            let (array, _) = counted(&store);
+            for window in windows(&mut rng) {
+                let zarrs_read: Vec<u16> = array.retrieve_array_subset(&window).unwrap();
+                for threads in [1, 3] {
+                    let options = CodecOptions::default().with_concurrent_target(threads);
+                    let ours = array
+                        .retrieve_array_subset_vec_opt::<u16>(&window, &options)
+                        .unwrap();
+                    assert_eq!(
+                        ours, zarrs_read,
+                        "{location:?} {compress} {window:?} {threads}"
+                    );
+                    assert_eq!(ours, expected(&values, &window), "{window:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The index of shard [0, 1] has the missing marker for inner chunk
+/// [0, 0] (what the test relies on to read a missing inner chunk).
+#[test]
+fn the_fixture_has_a_missing_inner_chunk() {
+    let (store, _) = sharded(ShardingIndexLocation::End, false, false);
+    let shard = store
+        .get(&StoreKey::new("c/0/1").unwrap())
+        .unwrap()
+        .unwrap();
+    let index = &shard[shard.len() - 16 * 16..];
+    assert_eq!(&index[..16], &[0xff; 16]);
+    assert!(
+        store
+            .get(&StoreKey::new("c/1/1").unwrap())
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn requests_per_window() {
+    let (store, _) = sharded(ShardingIndexLocation::End, true, true);
+    let (array, counts) = counted(&store);
+    let options = CodecOptions::default().with_concurrent_target(1);
+    // Inside one shard, four inner chunks: its index, then one call.
+    let window = ArraySubset::new_with_ranges(&[3..13, 2..9]);
+    array
+        .retrieve_array_subset_vec_opt::<u16>(&window, &options)
+        .unwrap();
+    assert_eq!(counts.take(), [0, 2, 1 + 4]);
+    // The whole array: one get per shard (six, one of them absent).
+    array
+        .retrieve_array_subset_vec_opt::<u16>(&array.subset_all(), &options)
+        .unwrap();
+    assert_eq!(counts.take(), [6, 0, 0]);
+    // Two threads: the same requests.
+    let options = CodecOptions::default().with_concurrent_target(2);
+    array
+        .retrieve_array_subset_vec_opt::<u16>(&array.subset_all(), &options)
+        .unwrap();
+    assert_eq!(counts.take(), [6, 0, 0]);
+    // A window over the absent shard: its index only.
+    let window = ArraySubset::new_with_ranges(&[40..41, 30..31]);
+    let got = array
+        .retrieve_array_subset_vec_opt::<u16>(&window, &options)
+        .unwrap();
+    assert_eq!(got, [FILL]);
+    assert_eq!(counts.take(), [0, 1, 1]);
+}
+
+#[test]
+fn unsharded_arrays_read_one_get_per_chunk() {
+    let store = Arc::new(MemoryStore::new());
+    let array = ArrayBuilder::new(vec![9, 10], vec![4, 4], data_type::float32(), f32::NAN)
+        .build(store.clone(), "/")
+        .unwrap();
+    array.store_metadata().unwrap();
+    let values: Vec<f32> = (0..90).map(|i| i as f32 * 0.5).collect();
+    array
+        .store_array_subset(&array.subset_all(), values.clone())
+        .unwrap();
+    array.erase_chunk(&[1, 2]).unwrap();
+    let (array, counts) = counted(&store);
+    let mut rng = Rng(99);
+    for _ in 0..30 {
+        let r0 = rng.below(9);
+        let c0 = rng.below(10);
+        let window = ArraySubset::new_with_ranges(&[
+            r0..r0 + 1 + rng.below(9 - r0),
+            c0..c0 + 1 + rng.below(10 - c0),
+        ]);
+        let zarrs_read: Vec<f32> = array.retrieve_array_subset(&window).unwrap();
+        counts.take();
+        let ours = array.retrieve_array_subset_vec::<f32>(&window).unwrap();
+        let chunks = array.chunks_in_array_subset(&window).unwrap().unwrap();
+        assert_eq!(counts.take(), [chunks.num_elements(), 0, 0]);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&ours), bits(&zarrs_read), "{window:?}");
+    }
+}
+
+/// A shard of `sharded(End, false, false)` with index entry `entry` set to
+/// (offset, nbytes).
+fn hostile(entry: usize, offset: u64, nbytes: u64) -> Array<MemoryStore> {
+    let (store, _) = sharded(ShardingIndexLocation::End, false, false);
+    let key = StoreKey::new("c/0/0").unwrap();
+    let mut shard = store.get(&key).unwrap().unwrap().to_vec();
+    let start = shard.len() - 16 * 16 + entry * 16;
+    shard[start..start + 8].copy_from_slice(&offset.to_le_bytes());
+    shard[start + 8..start + 16].copy_from_slice(&nbytes.to_le_bytes());
+    store.set(&key, shard.into()).unwrap();
+    Array::open(store, "/").unwrap()
+}
+
+fn read_error(array: &Array<MemoryStore>, window: &ArraySubset) -> String {
+    array
+        .retrieve_array_subset_vec::<u16>(window)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn hostile_indexes_are_errors_naming_shard_and_inner_chunk() {
+    let part = ArraySubset::new_with_ranges(&[8..9, 6..7]); // inner chunk [1, 1]
+    let whole = ArraySubset::new_with_ranges(&[0..32, 0..24]);
+    // Inner chunk [1, 1] is entry 5 (4 per row).
+    let array = hostile(5, 1 << 40, 96);
+    for window in [&part, &whole] {
+        let message = read_error(&array, window);
+        assert!(message.contains("c/0/0"), "{message}");
+        assert!(message.contains("[1, 1]"), "{message}");
+        assert!(message.contains("past the shard's end"), "{message}");
+    }
+    let array = hostile(5, u64::MAX - 10, 96);
+    let message = read_error(&array, &part);
+    assert!(
+        message.contains("c/0/0") && message.contains("[1, 1]"),
+        "{message}"
+    );
+    assert!(message.contains("overflows"), "{message}");
+    let array = hostile(5, u64::MAX, 96);
+    let message = read_error(&array, &part);
+    assert!(message.contains("missing-chunk marker"), "{message}");
+    // More bytes than `bytes` can write for 8 x 6 uint16 (96).
+    let array = hostile(5, 0, 97);
+    let message = read_error(&array, &part);
+    assert!(
+        message.contains("[1, 1]") && message.contains("more than"),
+        "{message}"
+    );
+    // Fewer: the decode fails, named by the inner chunk.
+    let array = hostile(5, 0, 10);
+    let message = read_error(&array, &part);
+    assert!(
+        message.contains("c/0/0") && message.contains("inner chunk [1, 1]"),
+        "{message}"
+    );
+    // Pointing at another inner chunk's bytes is not detectable: it reads
+    // those values, as every implementation does.
+    let array = hostile(5, 0, 96);
+    assert!(array.retrieve_array_subset_vec::<u16>(&part).is_ok());
+}
+
+#[test]
+fn a_truncated_shard_is_named() {
+    let (store, _) = sharded(ShardingIndexLocation::End, false, false);
+    let key = StoreKey::new("c/0/0").unwrap();
+    store.set(&key, vec![1u8; 100].into()).unwrap();
+    let array = Array::open(store, "/").unwrap();
+    for window in [
+        ArraySubset::new_with_ranges(&[0..1, 0..1]),
+        ArraySubset::new_with_ranges(&[0..32, 0..24]),
+    ] {
+        let message = read_error(&array, &window);
+        assert!(message.contains("c/0/0"), "{message}");
+    }
+}
+
+#[cfg(feature = "async")]
+mod async_reads {
+    use std::time::{Duration, Instant};
+
+    use object_store::local::LocalFileSystem;
+    use zarrs::filesystem::FilesystemStore;
+    use zarrs_extension_codecs::AsyncArrayReadExt;
+    use zarrs_object_store::AsyncObjectStore;
+
+    use super::*;
+
+    /// `sharded(...)`'s store copied to a directory, opened sync and async.
+    fn on_disk(
+        location: ShardingIndexLocation,
+    ) -> (tempfile::TempDir, Array<FilesystemStore>, Vec<u16>) {
+        let (store, values) = sharded(location, true, true);
+        let dir = tempfile::tempdir().unwrap();
+        for (key, bytes) in common::store_contents(&store) {
+            let path = dir.path().join(key);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        let array = Array::open(Arc::new(FilesystemStore::new(dir.path()).unwrap()), "/").unwrap();
+        (dir, array, values)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn async_windows_equal_the_sync_ones() {
+        let mut rng = Rng(7);
+        for location in [ShardingIndexLocation::End, ShardingIndexLocation::Start] {
+            let (dir, sync_array, values) = on_disk(location);
+            let store =
+                AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+            let array = Array::async_open(Arc::new(store), "/").await.unwrap();
+            for window in windows(&mut rng) {
+                let ours = array
+                    .async_retrieve_array_subset_vec::<u16>(&window)
+                    .await
+                    .unwrap();
+                assert_eq!(ours, expected(&values, &window), "{window:?}");
+                let sync = sync_array
+                    .retrieve_array_subset_vec::<u16>(&window)
+                    .unwrap();
+                assert_eq!(ours, sync);
+                let mut slice = vec![0u16; ours.len()];
+                array
+                    .async_retrieve_array_subset_into_slice(&window, &mut slice)
+                    .await
+                    .unwrap();
+                assert_eq!(slice, ours);
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn async_errors_name_the_chunk() {
+        let (dir, _, _) = on_disk(ShardingIndexLocation::End);
+        std::fs::write(dir.path().join("c/0/1"), vec![3u8; 300]).unwrap();
+        let store = AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let array = Array::async_open(Arc::new(store), "/").await.unwrap();
+        let window = ArraySubset::new_with_ranges(&[0..10, 20..30]);
+        let message = array
+            .async_retrieve_array_subset_vec::<u16>(&window)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("c/0/1"), "{message}");
+    }
+
+    /// A large async read on a current-thread runtime: a task that yields
+    /// in a loop keeps being polled, never waiting long, while the read
+    /// runs (its decodes are on rayon's threads, not the runtime's).
+    #[test]
+    fn an_async_read_leaves_the_runtime_free() {
+        // 2048 x 2048 float64 (32 MiB), unsharded chunks of 512 x 512 with
+        // zstd: hundreds of milliseconds of decoding in a test build.
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+        let n = 2048u64;
+        let array = ArrayBuilder::new(vec![n, n], vec![512, 512], data_type::float64(), 0.0f64)
+            .bytes_to_bytes_codecs(vec![Arc::new(zarrs::array::codec::ZstdCodec::new(
+                1, false,
+            ))])
+            .build(fs, "/")
+            .unwrap();
+        array.store_metadata().unwrap();
+        let values: Vec<f64> = (0..n * n).map(|i| (i % 1013) as f64 * 0.25).collect();
+        array
+            .store_array_subset(&array.subset_all(), values.clone())
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (longest_wait, read_time) = runtime.block_on(async {
+            let store =
+                AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+            let array = Array::async_open(Arc::new(store), "/").await.unwrap();
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let ticker = tokio::spawn({
+                let done = done.clone();
+                async move {
+                    let mut last = Instant::now();
+                    let mut longest = Duration::ZERO;
+                    while !done.load(Ordering::SeqCst) {
+                        tokio::task::yield_now().await;
+                        let now = Instant::now();
+                        longest = longest.max(now - last);
+                        last = now;
+                    }
+                    longest
+                }
+            });
+            let start = Instant::now();
+            let got = array
+                .async_retrieve_array_subset_vec::<f64>(&array.subset_all())
+                .await
+                .unwrap();
+            let read_time = start.elapsed();
+            done.store(true, Ordering::SeqCst);
+            assert!(got == values);
+            (ticker.await.unwrap(), read_time)
+        });
+        // The read's steps on the runtime (fetches, copying a decoded chunk
+        // of 2 MiB into the output) are short; decoding one chunk is not.
+        assert!(
+            longest_wait * 4 < read_time,
+            "the runtime was blocked for {longest_wait:?} of a {read_time:?} read"
+        );
+    }
+}

@@ -78,3 +78,10 @@ fn slices_corpus() {
         "no slices input split a buffer of 2 MiB or more across threads"
     );
 }
+
+#[test]
+fn shards_corpus() {
+    replay("shards");
+    let refused = fuzz_harness::shards::REFUSED.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(refused > 0, "no shards input was refused: the index checks are not reached");
+}

@@ -14,7 +14,7 @@ use common::Rng;
 use zarrs::array::codec::ShardingCodecBuilder;
 use zarrs::array::codec::array_to_bytes::sharding::ShardingIndexLocation;
 use zarrs::array::{Array, ArrayBuilder, ArraySubset, CodecOptions, data_type};
-use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
+use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator, InvalidByteRangeError};
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{
     MaybeBytes, MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey,
@@ -63,8 +63,26 @@ impl ReadableStorageTraits for CountingStore {
         self.counts
             .ranges
             .fetch_add(ranges.len() as u64, Ordering::SeqCst);
-        self.inner
-            .get_partial_many(key, Box::new(ranges.into_iter()))
+        // Ranges checked here: zarrs 0.23.14's `MemoryStore` underflows on
+        // a suffix longer than the value and on ranges whose end overflows
+        // (see ZARRS-AVOID(memory-store-ranges) in tests/fuzz_harness).
+        let Some(value) = self.inner.get(key)? else {
+            return Ok(None);
+        };
+        let len = value.len() as u64;
+        Ok(Some(Box::new(ranges.into_iter().map(move |range| {
+            let (start, end) = match range {
+                ByteRange::FromStart(offset, None) => (Some(offset), Some(len)),
+                ByteRange::FromStart(offset, Some(n)) => (Some(offset), offset.checked_add(n)),
+                ByteRange::Suffix(n) => (len.checked_sub(n), Some(len)),
+            };
+            match (start, end) {
+                (Some(start), Some(end)) if start <= end && end <= len => {
+                    Ok(value.slice(start as usize..end as usize))
+                }
+                _ => Err(InvalidByteRangeError::new(range, len).into()),
+            }
+        }))))
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
@@ -286,7 +304,7 @@ fn unsharded_arrays_read_one_get_per_chunk() {
 
 /// A shard of `sharded(End, false, false)` with index entry `entry` set to
 /// (offset, nbytes).
-fn hostile(entry: usize, offset: u64, nbytes: u64) -> Array<MemoryStore> {
+fn hostile(entry: usize, offset: u64, nbytes: u64) -> Array<CountingStore> {
     let (store, _) = sharded(ShardingIndexLocation::End, false, false);
     let key = StoreKey::new("c/0/0").unwrap();
     let mut shard = store.get(&key).unwrap().unwrap().to_vec();
@@ -294,10 +312,10 @@ fn hostile(entry: usize, offset: u64, nbytes: u64) -> Array<MemoryStore> {
     shard[start..start + 8].copy_from_slice(&offset.to_le_bytes());
     shard[start + 8..start + 16].copy_from_slice(&nbytes.to_le_bytes());
     store.set(&key, shard.into()).unwrap();
-    Array::open(store, "/").unwrap()
+    counted(&store).0
 }
 
-fn read_error(array: &Array<MemoryStore>, window: &ArraySubset) -> String {
+fn read_error(array: &Array<CountingStore>, window: &ArraySubset) -> String {
     array
         .retrieve_array_subset_vec::<u16>(window)
         .unwrap_err()
@@ -351,7 +369,7 @@ fn a_truncated_shard_is_named() {
     let (store, _) = sharded(ShardingIndexLocation::End, false, false);
     let key = StoreKey::new("c/0/0").unwrap();
     store.set(&key, vec![1u8; 100].into()).unwrap();
-    let array = Array::open(store, "/").unwrap();
+    let (array, _) = counted(&store);
     for window in [
         ArraySubset::new_with_ranges(&[0..1, 0..1]),
         ArraySubset::new_with_ranges(&[0..32, 0..24]),

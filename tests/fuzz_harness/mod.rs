@@ -16,9 +16,11 @@
 
 pub mod input;
 pub mod model;
+pub mod shards;
 pub mod slices;
 pub mod targets;
 
+pub use shards::shards;
 pub use slices::slices;
 pub use targets::{configuration, decode, differential, round_trip};
 
@@ -27,10 +29,11 @@ pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     ("configuration", configuration),
     ("decode", decode),
     ("round_trip", round_trip),
     ("differential", differential),
     ("slices", slices),
+    ("shards", shards),
 ];

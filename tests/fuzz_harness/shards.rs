@@ -1,0 +1,137 @@
+//! `shards`: the read engine (`src/read/engine`) on hostile shards.
+//!
+//! Input: a byte of flags (index at the start or the end, `crc32c` on the
+//! index or not, threads), a byte choosing how shard `c/0/0` is spoiled
+//! (replaced by the input's bytes; its index entries overwritten by
+//! numbers from the input, so inner chunks point anywhere, overflow, or
+//! half-mark themselves missing; cut short; or left valid), then the
+//! numbers and two windows. The array is 12 x 10 uint16 in shards of
+//! 8 x 6, inner chunks 4 x 3, fill value 7.
+//!
+//! Property: `ArrayReadExt` never panics; a window that does not touch the
+//! spoiled shard reads the values written; an error from a window that
+//! touches it names the shard's key. zarrs' own read is not run on these
+//! shards (ZARRS-AVOID(shard-index-overflow), see `targets.rs`); reads go
+//! through `CheckedStore` (ZARRS-AVOID(memory-store-ranges)).
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arbitrary::Unstructured;
+use zarrs::array::codec::ShardingCodecBuilder;
+use zarrs::array::codec::array_to_bytes::sharding::ShardingIndexLocation;
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, CodecOptions, data_type};
+use zarrs::storage::store::MemoryStore;
+use zarrs::storage::{ReadableStorageTraits, StoreKey, WritableStorageTraits};
+use zarrs_extension_codecs::ArrayReadExt;
+
+use super::targets::CheckedStore;
+
+const SHAPE: [u64; 2] = [12, 10];
+const SHARD: [u64; 2] = [8, 6];
+const INNER: [u64; 2] = [4, 3];
+const FILL: u16 = 7;
+/// Entries in a shard's index (2 x 2 inner chunks).
+const ENTRIES: usize = 4;
+
+/// Inputs whose spoiled shard was read and refused with an error (so the
+/// replay shows the checks are reached).
+pub static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+pub fn shards(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let _ = run(&mut u);
+}
+
+fn value(row: u64, col: u64) -> u16 {
+    (row * 131 + col * 17 + 1000) as u16
+}
+
+fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
+    let flags: u8 = u.arbitrary()?;
+    let start = flags & 1 != 0;
+    let crc = flags & 2 != 0;
+    let threads = 1 + usize::from((flags >> 2) & 3);
+    let store = Arc::new(MemoryStore::new());
+    let subchunk: Vec<NonZeroU64> = INNER.iter().map(|&n| NonZeroU64::new(n).unwrap()).collect();
+    let mut sharding = ShardingCodecBuilder::new(subchunk.into(), &data_type::uint16());
+    sharding.index_location(if start {
+        ShardingIndexLocation::Start
+    } else {
+        ShardingIndexLocation::End
+    });
+    if !crc {
+        sharding.index_bytes_to_bytes_codecs(vec![]);
+    }
+    let array = ArrayBuilder::new(SHAPE.to_vec(), SHARD.to_vec(), data_type::uint16(), FILL)
+        .array_to_bytes_codec(Arc::new(sharding.build()))
+        .build(store.clone(), "/")
+        .unwrap();
+    array.store_metadata().unwrap();
+    let values: Vec<u16> = (0..SHAPE[0])
+        .flat_map(|r| (0..SHAPE[1]).map(move |c| value(r, c)))
+        .collect();
+    array.store_array_subset(&array.subset_all(), values).unwrap();
+
+    let key = StoreKey::new("c/0/0").unwrap();
+    let shard = store.get(&key).unwrap().unwrap().to_vec();
+    let index_len = ENTRIES * 16;
+    let index_at = if start {
+        0
+    } else {
+        shard.len() - index_len - if crc { 4 } else { 0 }
+    };
+    let spoiled = match u.int_in_range(0..=3u8)? {
+        0 => {
+            let len = u.int_in_range(0..=400usize)?;
+            u.bytes(len.min(u.len()))?.to_vec()
+        }
+        1 => {
+            let mut shard = shard;
+            for entry in 0..ENTRIES * 2 {
+                let n: u64 = match u.int_in_range(0..=3u8)? {
+                    0 => u64::MAX,
+                    1 => u.int_in_range(0..=shard.len() as u64 + 8)?,
+                    _ => u.arbitrary()?,
+                };
+                let at = index_at + entry * 8;
+                shard[at..at + 8].copy_from_slice(&n.to_le_bytes());
+            }
+            shard
+        }
+        2 => {
+            let keep = u.int_in_range(0..=shard.len())?;
+            shard[..keep].to_vec()
+        }
+        _ => shard,
+    };
+    store.set(&key, spoiled.into()).unwrap();
+
+    let array = Array::open(Arc::new(CheckedStore(store)), "/").unwrap();
+    let options = CodecOptions::default().with_concurrent_target(threads);
+    for _ in 0..2 {
+        let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
+        let c0 = u.int_in_range(0..=SHAPE[1] - 1)?;
+        let r1 = u.int_in_range(r0 + 1..=SHAPE[0])?;
+        let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
+        let window = ArraySubset::new_with_ranges(&[r0..r1, c0..c1]);
+        let touches = r0 < SHARD[0] && c0 < SHARD[1];
+        match array.retrieve_array_subset_vec_opt::<u16>(&window, &options) {
+            Ok(got) if !touches => {
+                let want: Vec<u16> = (r0..r1)
+                    .flat_map(|r| (c0..c1).map(move |c| value(r, c)))
+                    .collect();
+                assert_eq!(got, want, "{window:?} does not touch the spoiled shard");
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let message = e.to_string();
+                assert!(touches, "{window:?}: {message}");
+                assert!(message.contains("c/0/0"), "{window:?}: {message}");
+                REFUSED.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    Ok(())
+}

@@ -83,5 +83,8 @@ fn slices_corpus() {
 fn shards_corpus() {
     replay("shards");
     let refused = fuzz_harness::shards::REFUSED.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(refused > 0, "no shards input was refused: the index checks are not reached");
+    assert!(
+        refused > 0,
+        "no shards input was refused: the index checks are not reached"
+    );
 }

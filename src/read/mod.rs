@@ -55,6 +55,7 @@
 
 #[cfg(feature = "async")]
 mod async_read;
+mod chunk_decode;
 pub(crate) mod engine;
 pub(crate) mod output;
 

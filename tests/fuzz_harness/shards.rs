@@ -72,7 +72,9 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let values: Vec<u16> = (0..SHAPE[0])
         .flat_map(|r| (0..SHAPE[1]).map(move |c| value(r, c)))
         .collect();
-    array.store_array_subset(&array.subset_all(), values).unwrap();
+    array
+        .store_array_subset(&array.subset_all(), values)
+        .unwrap();
 
     let key = StoreKey::new("c/0/0").unwrap();
     let shard = store.get(&key).unwrap().unwrap().to_vec();

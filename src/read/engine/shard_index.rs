@@ -153,7 +153,7 @@ mod tests {
                 .contains("missing-chunk")
         );
         assert!(
-            check_entry(1, MISSING - 1, None, None)
+            check_entry(2, MISSING - 1, None, None)
                 .unwrap_err()
                 .contains("overflows")
         );

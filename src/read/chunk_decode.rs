@@ -1,0 +1,164 @@
+//! Decode a chunk (or a part of it) straight into the caller's output window.
+//!
+//! zarrs decodes a chunk through each array->array codec into a new
+//! chunk-sized buffer, then copies the result into the output. For a large
+//! chunk most of that time goes to the kernel zeroing the fresh pages of
+//! those buffers, and to the copy. [`ChunkDecoder`] writes the final values
+//! into the output window instead, for the chains where that pays:
+//!
+//! - **Fused path**: a chain of `scale_offset` and/or `cast_value` (in that
+//!   order; either alone or both) over `bytes` (this crate's or zarrs'),
+//!   followed by any bytes->bytes codecs. The bytes->bytes codecs run
+//!   through zarrs (giving the stored bytes; without any, the encoded chunk
+//!   is read where it lies), then each run of the window's elements is
+//!   decoded from the stored integers or floats to the final values by the
+//!   crate's kernels (byte order, then `cast_value`'s plan, then
+//!   `scale_offset`), through a small buffer on the stack, and written into
+//!   the output. No chunk-sized buffer is allocated beyond the decompressed
+//!   bytes.
+//! - **Fallback**: every other chain (transpose, packbits, sharding,
+//!   sub-byte or small-float stored types, ...) is decoded by zarrs' codec
+//!   chain (a partial decode when the window is part of the chunk) into the
+//!   output through zarrs' own view.
+//!
+//! Both give the same values bit for bit (tested against zarrs' chain decode
+//! with this crate's codecs). A missing chunk reads as the array's fill
+//! value, as zarrs and zarr-python read it, including a fill value that the
+//! codecs cannot carry (see [`FILL_VALUE_CLAUSE`](crate::codec::FILL_VALUE_CLAUSE)).
+
+// The read engine calls this module; until it does, only the tests do.
+#![allow(dead_code)]
+
+mod window;
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use zarrs::array::codec::CodecChain;
+use zarrs::array::codec::api::{
+    ArrayToBytesCodecTraits, BytesPartialDecoderTraits, CodecError, CodecOptions,
+};
+use zarrs::array::{ArraySubset, DataType, FillValue};
+
+pub(crate) use window::OutputWindow;
+
+/// Decodes chunks of one codec chain, chunk shape, data type and fill value
+/// into output windows.
+pub(crate) struct ChunkDecoder {
+    codecs: Arc<CodecChain>,
+    chunk_shape: Vec<NonZeroU64>,
+    /// `chunk_shape` as zarrs' subsets take it.
+    chunk_shape_u64: Vec<u64>,
+    data_type: DataType,
+    fill_value: FillValue,
+}
+
+impl ChunkDecoder {
+    /// A decoder for chunks of `chunk_shape` encoded by `codecs` (an array's
+    /// chain, or the inner chain of a shard), decoding to `data_type` with
+    /// the array's `fill_value`.
+    pub(crate) fn new(
+        codecs: Arc<CodecChain>,
+        chunk_shape: Vec<NonZeroU64>,
+        data_type: DataType,
+        fill_value: FillValue,
+    ) -> Self {
+        let chunk_shape_u64 = chunk_shape.iter().map(|n| n.get()).collect();
+        Self {
+            codecs,
+            chunk_shape,
+            chunk_shape_u64,
+            data_type,
+            fill_value,
+        }
+    }
+
+    /// Decode the part `chunk_subset` of the chunk into `out`, which must
+    /// have the same shape as `chunk_subset`. `encoded` `None` is a missing
+    /// chunk: `out` is filled with the fill value.
+    ///
+    /// # Errors
+    /// If `chunk_subset` does not lie inside the chunk, `out` has another
+    /// shape or element size, or the chunk cannot be decoded.
+    pub(crate) fn decode_into(
+        &self,
+        encoded: Option<&[u8]>,
+        chunk_subset: &ArraySubset,
+        out: &mut OutputWindow<'_>,
+        options: &CodecOptions,
+    ) -> Result<(), CodecError> {
+        self.check(chunk_subset, out)?;
+        let Some(encoded) = encoded else {
+            return out.fill(self.fill_value.as_ne_bytes());
+        };
+        self.decode_fallback(encoded, chunk_subset, out, options)
+    }
+
+    /// `chunk_subset` must lie inside the chunk, and `out` must be its shape
+    /// and hold elements of the data type.
+    fn check(&self, chunk_subset: &ArraySubset, out: &OutputWindow<'_>) -> Result<(), CodecError> {
+        if chunk_subset.dimensionality() != self.chunk_shape.len()
+            || !chunk_subset.inbounds_shape(&self.chunk_shape_u64)
+        {
+            return Err(CodecError::Other(format!(
+                "chunk subset {chunk_subset} does not lie inside a chunk of shape {:?}",
+                self.chunk_shape_u64
+            )));
+        }
+        if out.subset().shape() != chunk_subset.shape() {
+            return Err(CodecError::Other(format!(
+                "output window {} has another shape than chunk subset {chunk_subset}",
+                out.subset()
+            )));
+        }
+        let size = self.data_type.fixed_size();
+        if size != Some(out.element_size()) {
+            return Err(CodecError::Other(format!(
+                "output window of {}-byte elements for data type {}",
+                out.element_size(),
+                self.data_type
+            )));
+        }
+        Ok(())
+    }
+
+    /// zarrs' chain decode into `out`: whole chunks with `decode_into`,
+    /// parts through the chain's partial decoder (which decodes only the
+    /// part where the codecs can).
+    fn decode_fallback(
+        &self,
+        encoded: &[u8],
+        chunk_subset: &ArraySubset,
+        out: &mut OutputWindow<'_>,
+        options: &CodecOptions,
+    ) -> Result<(), CodecError> {
+        let whole = chunk_subset.start().iter().all(|&s| s == 0)
+            && chunk_subset.shape() == self.chunk_shape_u64.as_slice();
+        let mut view = out.view()?;
+        if whole {
+            self.codecs.decode_into(
+                Cow::Borrowed(encoded),
+                &self.chunk_shape,
+                &self.data_type,
+                &self.fill_value,
+                (&mut view).into(),
+                options,
+            )
+        } else {
+            // zarrs' partial decoders take an owned input; this copies the
+            // encoded bytes, not the decoded chunk.
+            let input: Arc<dyn BytesPartialDecoderTraits> = Arc::new(encoded.to_vec());
+            self.codecs
+                .clone()
+                .partial_decoder(
+                    input,
+                    &self.chunk_shape,
+                    &self.data_type,
+                    &self.fill_value,
+                    options,
+                )?
+                .partial_decode_into(chunk_subset, (&mut view).into(), options)
+        }
+    }
+}

@@ -11,6 +11,11 @@
 //!   - `ext_vec`: [`ArrayReadExt::retrieve_array_subset_vec`];
 //!   - `ext_into_reused`: [`ArrayReadExt::retrieve_array_subset_into_slice`]
 //!     into one buffer kept across reads (no fresh output; for scale).
+//! - group `whole_big`: the same rows on `big.zarr` (issue 23's store:
+//!   8192 x 4096 float64 in 8 chunks of 1024 x 4096, 32 MiB decoded each,
+//!   stored as uint16 through `scale_offset` (offset 100, scale 10) +
+//!   `cast_value` + `bytes`, no compressor): chunk-sized intermediates
+//!   cost most here.
 //! - group `windows_aligned` / `windows_unaligned`: `sharded.zarr` (shards
 //!   2048 x 2048 of 256 x 256 inner chunks), 256 x 256 windows at random
 //!   offsets, on inner-chunk boundaries or anywhere (the same offsets as
@@ -95,8 +100,9 @@ where
     }
 }
 
-fn whole(c: &mut Criterion, root: &std::path::Path) {
-    let array = open(root, "whole.zarr");
+/// Group `group`: whole reads of the store `name`.
+fn whole(c: &mut Criterion, root: &std::path::Path, name: &str, group: &str) {
+    let array = open(root, name);
     let all = array.subset_all();
     let len = all.num_elements_usize();
     // Both APIs must give what zarrs gives before anything is timed.
@@ -104,7 +110,7 @@ fn whole(c: &mut Criterion, root: &std::path::Path) {
     let ours: Vec<f64> = array.retrieve_array_subset_vec(&all).expect("read");
     assert!(same_values(&reference, &ours), "ext_vec differs from zarrs");
 
-    let mut group = c.benchmark_group("whole");
+    let mut group = c.benchmark_group(group);
     group.throughput(Throughput::Bytes((len * 8) as u64));
     for (label, options, pool) in thread_modes() {
         let pool = pool.as_ref();
@@ -228,7 +234,8 @@ fn main() {
     let mut c = common::config(Duration::from_secs(8))
         .sample_size(10)
         .configure_from_args();
-    whole(&mut c, &root);
+    whole(&mut c, &root, "whole.zarr", "whole");
+    whole(&mut c, &root, "big.zarr", "whole_big");
     windows(&mut c, &root);
     c.final_summary();
 }

@@ -244,6 +244,7 @@ fn the_fixture_has_a_missing_inner_chunk() {
 fn requests_per_window() {
     let (store, _) = sharded(ShardingIndexLocation::End, true, true);
     let (array, counts) = counted(&store);
+    counts.take(); // opening read zarr.json
     let options = CodecOptions::default().with_concurrent_target(1);
     // Inside one shard, four inner chunks: its index, then one call.
     let window = ArraySubset::new_with_ranges(&[3..13, 2..9]);
@@ -251,17 +252,18 @@ fn requests_per_window() {
         .retrieve_array_subset_vec_opt::<u16>(&window, &options)
         .unwrap();
     assert_eq!(counts.take(), [0, 2, 1 + 4]);
-    // The whole array: one get per shard (six, one of them absent).
+    // The whole array: one get per shard (3 x 3, edge shards too, one of
+    // them absent).
     array
         .retrieve_array_subset_vec_opt::<u16>(&array.subset_all(), &options)
         .unwrap();
-    assert_eq!(counts.take(), [6, 0, 0]);
+    assert_eq!(counts.take(), [9, 0, 0]);
     // Two threads: the same requests.
     let options = CodecOptions::default().with_concurrent_target(2);
     array
         .retrieve_array_subset_vec_opt::<u16>(&array.subset_all(), &options)
         .unwrap();
-    assert_eq!(counts.take(), [6, 0, 0]);
+    assert_eq!(counts.take(), [9, 0, 0]);
     // A window over the absent shard: its index only.
     let window = ArraySubset::new_with_ranges(&[40..41, 30..31]);
     let got = array
@@ -271,34 +273,57 @@ fn requests_per_window() {
     assert_eq!(counts.take(), [0, 1, 1]);
 }
 
+/// Unsharded chunks: one get per chunk the window needs whole; a part of
+/// a compressed chunk is one get too, a part of an uncompressed one is
+/// read by zarrs' partial decoder (ranges, no whole get).
 #[test]
 fn unsharded_arrays_read_one_get_per_chunk() {
-    let store = Arc::new(MemoryStore::new());
-    let array = ArrayBuilder::new(vec![9, 10], vec![4, 4], data_type::float32(), f32::NAN)
-        .build(store.clone(), "/")
-        .unwrap();
-    array.store_metadata().unwrap();
-    let values: Vec<f32> = (0..90).map(|i| i as f32 * 0.5).collect();
-    array
-        .store_array_subset(&array.subset_all(), values.clone())
-        .unwrap();
-    array.erase_chunk(&[1, 2]).unwrap();
-    let (array, counts) = counted(&store);
-    let mut rng = Rng(99);
-    for _ in 0..30 {
-        let r0 = rng.below(9);
-        let c0 = rng.below(10);
-        let window = ArraySubset::new_with_ranges(&[
-            r0..r0 + 1 + rng.below(9 - r0),
-            c0..c0 + 1 + rng.below(10 - c0),
-        ]);
-        let zarrs_read: Vec<f32> = array.retrieve_array_subset(&window).unwrap();
-        counts.take();
-        let ours = array.retrieve_array_subset_vec::<f32>(&window).unwrap();
-        let chunks = array.chunks_in_array_subset(&window).unwrap().unwrap();
-        assert_eq!(counts.take(), [chunks.num_elements(), 0, 0]);
-        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&ours), bits(&zarrs_read), "{window:?}");
+    for compress in [true, false] {
+        let store = Arc::new(MemoryStore::new());
+        let mut builder =
+            ArrayBuilder::new(vec![9, 10], vec![4, 4], data_type::float32(), f32::NAN);
+        if compress {
+            builder.bytes_to_bytes_codecs(vec![Arc::new(zarrs::array::codec::ZstdCodec::new(
+                1, false,
+            ))]);
+        }
+        let array = builder.build(store.clone(), "/").unwrap();
+        array.store_metadata().unwrap();
+        let values: Vec<f32> = (0..90).map(|i| i as f32 * 0.5).collect();
+        array
+            .store_array_subset(&array.subset_all(), values.clone())
+            .unwrap();
+        array.erase_chunk(&[1, 2]).unwrap();
+        let (array, counts) = counted(&store);
+        let mut rng = Rng(99);
+        for _ in 0..30 {
+            let r0 = rng.below(9);
+            let c0 = rng.below(10);
+            let window = ArraySubset::new_with_ranges(&[
+                r0..r0 + 1 + rng.below(9 - r0),
+                c0..c0 + 1 + rng.below(10 - c0),
+            ]);
+            let zarrs_read: Vec<f32> = array.retrieve_array_subset(&window).unwrap();
+            counts.take();
+            let ours = array.retrieve_array_subset_vec::<f32>(&window).unwrap();
+            let chunks = array.chunks_in_array_subset(&window).unwrap().unwrap();
+            let whole = chunks
+                .indices()
+                .into_iter()
+                .filter(|i| {
+                    let bounded = array.chunk_subset_bounded(i).unwrap();
+                    bounded.overlap(&window).unwrap() == bounded
+                })
+                .count() as u64;
+            let [gets, _, _] = counts.take();
+            if compress {
+                assert_eq!(gets, chunks.num_elements(), "{window:?}");
+            } else {
+                assert_eq!(gets, whole, "{window:?}");
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&ours), bits(&zarrs_read), "{window:?}");
+        }
     }
 }
 
@@ -344,20 +369,16 @@ fn hostile_indexes_are_errors_naming_shard_and_inner_chunk() {
     let array = hostile(5, u64::MAX, 96);
     let message = read_error(&array, &part);
     assert!(message.contains("missing-chunk marker"), "{message}");
-    // More bytes than `bytes` can write for 8 x 6 uint16 (96).
-    let array = hostile(5, 0, 97);
-    let message = read_error(&array, &part);
-    assert!(
-        message.contains("[1, 1]") && message.contains("more than"),
-        "{message}"
-    );
-    // Fewer: the decode fails, named by the inner chunk.
-    let array = hostile(5, 0, 10);
-    let message = read_error(&array, &part);
-    assert!(
-        message.contains("c/0/0") && message.contains("inner chunk [1, 1]"),
-        "{message}"
-    );
+    // Other than the 96 bytes `bytes` writes for 8 x 6 uint16.
+    for nbytes in [97, 10] {
+        let array = hostile(5, 0, nbytes);
+        let message = read_error(&array, &part);
+        assert!(
+            message.contains("c/0/0") && message.contains("[1, 1]"),
+            "{message}"
+        );
+        assert!(message.contains("not the 96 bytes"), "{message}");
+    }
     // Pointing at another inner chunk's bytes is not detectable: it reads
     // those values, as every implementation does.
     let array = hostile(5, 0, 96);
@@ -502,9 +523,11 @@ mod async_reads {
             (ticker.await.unwrap(), read_time)
         });
         // The read's steps on the runtime (fetches, copying a decoded chunk
-        // of 2 MiB into the output) are short; decoding one chunk is not.
+        // of 2 MiB into the output) are short; decoding on the runtime
+        // would block it for the whole read (one poll). Half of the read:
+        // room for the scheduler of a loaded machine.
         assert!(
-            longest_wait * 4 < read_time,
+            longest_wait * 2 < read_time,
             "the runtime was blocked for {longest_wait:?} of a {read_time:?} read"
         );
     }

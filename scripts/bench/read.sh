@@ -20,7 +20,7 @@ bash scripts/python/setup_venv.sh
 # Build before timing anything, so the compiler does not share the cores.
 cargo bench --bench read --no-run
 .venv/bin/python scripts/bench/read_stores.py bench "${STORES}" "${STORES}/zarr_python.json"
-rm -rf target/criterion/whole target/criterion/windows_aligned target/criterion/windows_unaligned
+rm -rf target/criterion/whole target/criterion/whole_big target/criterion/windows_aligned target/criterion/windows_unaligned
 ZARRS_BENCH_STORES="${STORES}" cargo bench --bench read -- --noplot
 .venv/bin/python scripts/bench/read_report.py "${STORES}/zarr_python.json" target/criterion \
     | tee "${STORES}/report.md"

@@ -7,6 +7,9 @@ Stores (the chain zarr-python writes for Sentinel-2-like products: float64
 stored as uint8 through scale_offset + cast_value, NaN <-> 0):
   whole.zarr    4096 x 8192 float64, 32 chunks of 1024 x 1024 (8 MiB decoded each)
   sharded.zarr  the same values, shards 2048 x 2048 of 256 x 256 inner chunks
+  big.zarr      8192 x 4096 float64 in 8 chunks of 1024 x 4096 (32 MiB decoded
+                each), stored as uint16 through scale_offset (offset 100,
+                scale 10) + cast_value, no compressor
 
 Every read allocates a fresh output (numpy, as a user's `arr[...]` does).
 """
@@ -47,6 +50,18 @@ def values() -> np.ndarray:
     return x
 
 
+BIG_SHAPE = (8192, 4096)
+BIG_CHUNKS = (1024, 4096)
+
+
+def big_values() -> np.ndarray:
+    rng = np.random.default_rng(20261126)
+    q = rng.integers(1, 65536, size=BIG_SHAPE, dtype=np.uint16)
+    x = q.astype(np.float64) / 10.0 + 100.0  # what decoding q gives
+    x[rng.random(BIG_SHAPE) < 0.01] = np.nan
+    return x
+
+
 def write(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     data = values()
@@ -59,7 +74,11 @@ def write(root: Path) -> None:
     }
     for name, layout in layouts.items():
         bench_stores.write_checked(root / name, data, **layout)
-    print(f"wrote {root}/whole.zarr and {root}/sharded.zarr with zarr {zarr.__version__}")
+    big = bench_stores.chain(offset=100, scale=10, data_type="uint16")
+    bench_stores.write_checked(
+        root / "big.zarr", big_values(), chunks=BIG_CHUNKS, filters=big, serializer=BytesCodec()
+    )
+    print(f"wrote whole.zarr, sharded.zarr and big.zarr in {root} with zarr {zarr.__version__}")
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
@@ -127,6 +146,20 @@ def bench(root: Path, out: Path, reps: int) -> None:
                 f"{pipeline:8} workers={workers} whole    {reference.nbytes / s / 1e9:6.2f} GB/s",
                 file=sys.stderr,
             )
+            big = zarr.open_array(str(root / "big.zarr"), mode="r")
+            big_reference = big_values()
+            np.testing.assert_array_equal(big[...], big_reference)
+            s = time_whole(big, reps)
+            results.append(
+                {
+                    "side": f"zarr-python {pipeline}",
+                    "workers": workers,
+                    "case": "whole big",
+                    "seconds": s,
+                    "bytes": big_reference.nbytes,
+                }
+            )
+            del big_reference
             sharded = zarr.open_array(str(root / "sharded.zarr"), mode="r")
             for aligned in (True, False):
                 offsets = window_offsets(aligned)

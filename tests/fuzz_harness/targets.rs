@@ -424,10 +424,24 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
                 true
             }
             (Err(_), Err(_), Err(_)) => false,
+            // The read engine checks a shard index where zarrs does not:
+            // an inner chunk of a chain that writes a fixed number of bytes
+            // must have that many (zarrs 0.23.14 decodes e.g. an empty one
+            // of `cast_value` + `transpose` + `bytes` as success), and no
+            // range may reach past the shard's end (zarrs' partial decoder
+            // reads the part of such a chunk it needs and does not look).
+            (Ok(_), Err(typed), Err(sliced))
+                if [&typed, &sliced].map(|e| e.to_string()).iter().all(|e| {
+                    e.contains("index entry of inner chunk") || e.contains("past the shard's end")
+                }) =>
+            {
+                false
+            }
             (want, typed, sliced) => panic!(
-                "typed reads disagree with zarrs: zarrs ok {}, vec ok {}, slice ok {}",
+                "typed reads disagree with zarrs: zarrs ok {}, vec ok {} ({:?}), slice ok {}",
                 want.is_ok(),
                 typed.is_ok(),
+                typed.as_ref().err().map(ToString::to_string),
                 sliced.is_ok()
             ),
         }

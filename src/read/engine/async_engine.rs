@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use unsafe_cell_slice::UnsafeCellSlice;
-use zarrs::array::{Array, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, CodecOptions};
+use zarrs::array::{
+    Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, CodecOptions,
+};
 use zarrs::storage::byte_range::ByteRange;
 use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
 
@@ -60,6 +62,15 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         let engine = engine.clone();
         let options = unit_options.clone();
         async move {
+            if engine.zarrs_reads(&unit) {
+                // Part of an uncompressed chunk: little to decode.
+                let bytes = array
+                    .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(&unit.part, &options)
+                    .await
+                    .and_then(|b| Ok(b.into_fixed()?.into_owned()))
+                    .map_err(|e| super::zarrs_error(&engine, &unit, &e))?;
+                return Ok((unit, bytes));
+            }
             let fetched = fetch(&*store, &engine, &unit, &options)
                 .await
                 .map_err(|e| at(&engine, e))?;

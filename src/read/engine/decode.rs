@@ -57,10 +57,9 @@ pub(crate) fn decode_unit(
         // SAFETY: the units of a read partition the window and the pieces of
         // a unit partition its part, so this view overlaps no other view
         // alive at the same time (the caller's guarantee for the unit).
-        let mut window = unsafe {
-            OutputWindow::new(target.cells, engine.element_size, target.shape, subset)
-        }
-        .map_err(|e| piece_error(engine, unit, piece, &e))?;
+        let mut window =
+            unsafe { OutputWindow::new(target.cells, engine.element_size, target.shape, subset) }
+                .map_err(|e| piece_error(engine, unit, piece, &e))?;
         decoder
             .decode_into(bytes.as_deref(), &piece.chunk_subset, &mut window, options)
             .map_err(|e| piece_error(engine, unit, piece, &e))

@@ -26,7 +26,7 @@ pub(crate) struct ShardRead<'a> {
     pub(crate) pieces: Vec<Piece>,
     pub(crate) index_shape: Vec<std::num::NonZeroU64>,
     pub(crate) index_size: u64,
-    /// Every inner chunk is needed: read the whole shard.
+    /// All of the shard inside the array is needed: read it whole.
     pub(crate) whole: bool,
 }
 
@@ -42,13 +42,9 @@ pub(crate) fn plan<'a>(engine: &'a Engine, unit: &Unit) -> Result<Plan<'a>, Arra
         return Ok(Plan::Chunk(pieces));
     };
     let (index_shape, index_size) = index_size(unit, layout)?;
-    let inner_chunks: u64 = index_shape[..index_shape.len() - 1]
-        .iter()
-        .map(|n| n.get())
-        .product();
     Ok(Plan::Shard(ShardRead {
         layout,
-        whole: pieces.len() as u64 == inner_chunks,
+        whole: unit.whole,
         pieces,
         index_shape,
         index_size,

@@ -5,7 +5,10 @@
 //! chunk-sized buffers before copying it out. This engine plans the I/O of
 //! a window per shard instead:
 //!
-//! - a chunk of an unsharded array: one `get`;
+//! - a chunk of an unsharded array that the window needs whole (all of it
+//!   inside the array): one `get`; a part of one: zarrs' partial decoder
+//!   when the chunk's codecs can read part of its bytes (no compression;
+//!   it fetches only what the part needs), else one `get`;
 //! - a shard the window needs part of: its index (one request, which the
 //!   store may serve from its cache), decoded through the sharding
 //!   configuration's `index_codecs` (so `crc32c` is checked) and checked
@@ -49,7 +52,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use unsafe_cell_slice::UnsafeCellSlice;
-use zarrs::array::{Array, ArrayError, ArraySubset, CodecOptions};
+use zarrs::array::{
+    Array, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, CodecError, CodecOptions,
+};
 use zarrs::storage::ReadableStorageTraits;
 
 pub(crate) use plan::Engine;
@@ -81,6 +86,22 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
     let workers = threads.min(units.len()).max(1);
     let inner = options.with_concurrent_target((threads / workers).max(1));
     let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
+        if engine.zarrs_reads(unit) {
+            // SAFETY: units partition the window; this view is the only
+            // one of the unit's part while it lives.
+            let mut view = unsafe {
+                ArrayBytesFixedDisjointView::new(
+                    cells,
+                    engine.element_size,
+                    &shape,
+                    unit.out.clone(),
+                )
+            }
+            .map_err(CodecError::from)?;
+            return array
+                .retrieve_array_subset_into_opt(&unit.part, (&mut view).into(), &inner)
+                .map_err(|e| zarrs_error(engine, unit, &e));
+        }
         let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
         let target = decode::Target {
             cells,
@@ -118,6 +139,17 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
         Some((_, e)) => Err(e),
         None => Ok(()),
     }
+}
+
+/// `error` from zarrs' read of `unit`'s part, with the array's path and
+/// the chunk's key.
+fn zarrs_error(engine: &Engine, unit: &plan::Unit, error: &ArrayError) -> ArrayError {
+    ArrayError::Other(format!(
+        "array {}: chunk {}: {}",
+        engine.path,
+        unit.key,
+        crate::error_chain(error)
+    ))
 }
 
 /// `error`, from fetching, with the array's path in front.

@@ -4,11 +4,11 @@
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-use zarrs::array::ArrayToBytesCodecTraits;
 use zarrs::array::{
     Array, ArrayError, ArrayMetadata, ArraySubset, BytesRepresentation, CodecChain, DataType,
     FillValue, data_type,
 };
+use zarrs::array::{ArrayToBytesCodecTraits, CodecTraits};
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::metadata_ext::codec::sharding::{ShardingCodecConfiguration, ShardingIndexLocation};
 use zarrs::plugin::{ExtensionName, ZarrVersion};
@@ -33,8 +33,19 @@ pub(crate) struct ShardLayout {
     pub(crate) index_codecs: Arc<CodecChain>,
     /// Where the index is.
     pub(crate) index_location: ShardingIndexLocation,
-    /// The most bytes an inner chunk can have (`None`: no bound known).
-    pub(crate) inner_max_bytes: Option<u64>,
+    /// How many bytes an inner chunk has.
+    pub(crate) inner_bytes: InnerBytes,
+}
+
+/// How many bytes an encoded inner chunk has, from its codecs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum InnerBytes {
+    /// Exactly this many (no compression).
+    Fixed(u64),
+    /// At most this many.
+    AtMost(u64),
+    /// No bound known.
+    Any,
 }
 
 /// What the engine knows of one array: its layout, element type and fill
@@ -47,6 +58,10 @@ pub(crate) struct Engine {
     pub(crate) element_size: usize,
     /// The array's path, for errors.
     pub(crate) path: String,
+    /// Unsharded chunks whose codecs read part of a chunk's bytes (no
+    /// compression): a part of such a chunk is read by zarrs' partial
+    /// decoder, which fetches only what the part needs.
+    partial_chunks: bool,
 }
 
 impl Engine {
@@ -78,25 +93,27 @@ impl Engine {
                 {
                     return None;
                 }
-                let inner_max_bytes = match layout.inner_codecs.encoded_representation(
+                let inner_bytes = match layout.inner_codecs.encoded_representation(
                     &layout.subchunk_shape,
                     &data_type,
                     array.fill_value(),
                 ) {
-                    Ok(BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n)) => {
-                        Some(n)
-                    }
-                    Ok(BytesRepresentation::UnboundedSize) => None,
+                    Ok(BytesRepresentation::FixedSize(n)) => InnerBytes::Fixed(n),
+                    Ok(BytesRepresentation::BoundedSize(n)) => InnerBytes::AtMost(n),
+                    Ok(BytesRepresentation::UnboundedSize) => InnerBytes::Any,
                     Err(_) => return None,
                 };
                 Layout::Shards(ShardLayout {
-                    inner_max_bytes,
+                    inner_bytes,
                     ..layout
                 })
             }
             Sharding::Unknown => return None,
         };
+        let partial_chunks =
+            matches!(layout, Layout::Chunks) && codecs.partial_decoder_capability().partial_read;
         Some(Self {
+            partial_chunks,
             layout,
             codecs,
             data_type,
@@ -104,6 +121,20 @@ impl Engine {
             element_size,
             path: array.path().to_string(),
         })
+    }
+}
+
+impl Engine {
+    /// Whether `unit` is read by zarrs: part of an
+    /// unsharded chunk whose codecs can read part of its bytes (fetching
+    /// the whole chunk would cost more I/O than the window needs).
+    /// So is a shard whose shape the inner chunks do not divide (zarrs
+    /// reads it if it is absent, and says what is wrong otherwise).
+    pub(crate) fn zarrs_reads(&self, unit: &Unit) -> bool {
+        match &self.layout {
+            Layout::Chunks => self.partial_chunks && !unit.whole,
+            Layout::Shards(shards) => chunks_per_shard(unit, shards).is_err(),
+        }
     }
 }
 
@@ -144,7 +175,7 @@ fn sharding(codecs: &CodecChain) -> Sharding {
         subchunk_shape: configuration.chunk_shape.to_vec(),
         index_codecs,
         index_location: configuration.index_location,
-        inner_max_bytes: None,
+        inner_bytes: InnerBytes::Any,
     }))
 }
 
@@ -160,6 +191,8 @@ pub(crate) struct Unit {
     pub(crate) out: ArraySubset,
     /// `part` relative to the unit's origin.
     pub(crate) inside: ArraySubset,
+    /// Whether `part` is all of the chunk that lies inside the array.
+    pub(crate) whole: bool,
 }
 
 /// The chunks (or shards) `window` touches, in C order.
@@ -181,6 +214,7 @@ pub(crate) fn units<S: ?Sized>(
             continue;
         }
         units.push(Unit {
+            whole: part == array.chunk_subset_bounded(&indices)?,
             key: array.chunk_key(&indices),
             shape: array.chunk_shape(&indices)?.to_vec(),
             out: part.relative_to(window.start())?,

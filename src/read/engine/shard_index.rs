@@ -9,7 +9,7 @@ use zarrs::array::ArrayToBytesCodecTraits;
 use zarrs::array::{ArrayError, CodecOptions, FillValue, data_type};
 use zarrs::storage::StoreKey;
 
-use super::plan::ShardLayout;
+use super::plan::{InnerBytes, ShardLayout};
 
 /// The `(offset, nbytes)` pair of a missing inner chunk.
 const MISSING: u64 = u64::MAX;
@@ -68,7 +68,7 @@ impl ShardIndex {
             .iter()
             .enumerate()
             .map(|(i, &[offset, nbytes])| {
-                check_entry(offset, nbytes, shard_len, layout.inner_max_bytes)
+                check_entry(offset, nbytes, shard_len, layout.inner_bytes)
                     .map_err(|why| entry_error(key, per_shard, i, why))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -86,7 +86,7 @@ fn check_entry(
     offset: u64,
     nbytes: u64,
     shard_len: Option<u64>,
-    max_bytes: Option<u64>,
+    inner_bytes: InnerBytes,
 ) -> Result<Option<Range<u64>>, String> {
     match (offset, nbytes) {
         (MISSING, MISSING) => return Ok(None),
@@ -100,12 +100,18 @@ fn check_entry(
     let end = offset
         .checked_add(nbytes)
         .ok_or_else(|| format!("offset {offset} + nbytes {nbytes} overflows"))?;
-    if let Some(max) = max_bytes
-        && nbytes > max
-    {
-        return Err(format!(
-            "nbytes {nbytes} is more than the inner codecs can write ({max})"
-        ));
+    match inner_bytes {
+        InnerBytes::Fixed(n) if nbytes != n => {
+            return Err(format!(
+                "nbytes {nbytes} is not the {n} bytes the inner codecs write"
+            ));
+        }
+        InnerBytes::AtMost(max) if nbytes > max => {
+            return Err(format!(
+                "nbytes {nbytes} is more than the inner codecs can write ({max})"
+            ));
+        }
+        _ => {}
     }
     if let Some(len) = shard_len
         && end > len
@@ -145,28 +151,23 @@ mod tests {
 
     #[test]
     fn entries_are_checked() {
-        assert_eq!(check_entry(MISSING, MISSING, None, None), Ok(None));
-        assert_eq!(check_entry(3, 4, Some(7), Some(4)), Ok(Some(3..7)));
-        assert!(
-            check_entry(MISSING, 1, None, None)
-                .unwrap_err()
-                .contains("missing-chunk")
+        let any = InnerBytes::Any;
+        assert_eq!(check_entry(MISSING, MISSING, None, any), Ok(None));
+        assert_eq!(
+            check_entry(3, 4, Some(7), InnerBytes::AtMost(4)),
+            Ok(Some(3..7))
         );
-        assert!(
-            check_entry(2, MISSING - 1, None, None)
-                .unwrap_err()
-                .contains("overflows")
+        assert_eq!(
+            check_entry(3, 4, Some(7), InnerBytes::Fixed(4)),
+            Ok(Some(3..7))
         );
-        assert!(
-            check_entry(3, 5, Some(7), None)
-                .unwrap_err()
-                .contains("past the shard's end")
-        );
-        assert!(
-            check_entry(0, 9, None, Some(8))
-                .unwrap_err()
-                .contains("more than")
-        );
+        let error =
+            |offset, nbytes, len, inner| check_entry(offset, nbytes, len, inner).unwrap_err();
+        assert!(error(MISSING, 1, None, any).contains("missing-chunk"));
+        assert!(error(2, MISSING - 1, None, any).contains("overflows"));
+        assert!(error(3, 5, Some(7), any).contains("past the shard's end"));
+        assert!(error(0, 9, None, InnerBytes::AtMost(8)).contains("more than"));
+        assert!(error(0, 3, None, InnerBytes::Fixed(4)).contains("not the 4"));
     }
 
     #[test]

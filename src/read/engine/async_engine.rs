@@ -21,7 +21,7 @@ use zarrs::array::{
 use zarrs::storage::byte_range::ByteRange;
 use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
 
-use super::fetch::{Fetched, Plan, chunks_error_of, plan, storage_error, vanished};
+use super::fetch::{Fetched, Plan, chunk_pieces, chunks_error_of, plan, storage_error, vanished};
 use super::plan::{Engine, Unit, units};
 use super::{ASYNC_IN_FLIGHT, at, decode};
 
@@ -147,7 +147,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
                 .get(&unit.key)
                 .await
                 .map_err(|e| storage_error(unit, "", &e))?;
-            return Ok(pieces.into_iter().map(|p| (p, bytes.clone())).collect());
+            return Ok(chunk_pieces(pieces, bytes));
         }
         Plan::Shard(read) => read,
     };
@@ -157,8 +157,9 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
             .await
             .map_err(|e| storage_error(unit, "reading it: ", &e))?
         else {
-            return Ok(read.absent());
+            return Ok(Fetched::Absent);
         };
+        let read = read.with_pieces(engine, unit)?;
         let index = read.decode_index(
             unit,
             read.index_in(unit, &shard)?,
@@ -172,7 +173,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         .await
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
     let Some(mut encoded) = encoded else {
-        return Ok(read.absent());
+        return Ok(Fetched::Absent);
     };
     let encoded: Bytes = encoded
         .next()
@@ -181,9 +182,10 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?
         .unwrap_or_default();
     let index = read.decode_index(unit, &encoded, None, options)?;
+    let read = read.with_pieces(engine, unit)?;
     let ranges = read.ranges(&index);
     if ranges.is_empty() {
-        return Ok(read.absent());
+        return Ok(Fetched::Absent);
     }
     let byte_ranges: Vec<ByteRange> = ranges.iter().map(|r| ByteRange::new(r.clone())).collect();
     let fetched = match store

@@ -6,6 +6,7 @@ use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{ArrayError, ArraySubset, CodecError, CodecOptions};
 use zarrs::storage::Bytes;
 
+use super::fetch::Fetched;
 use super::plan::{Engine, Layout, Piece, Unit};
 use crate::read::chunk_decode::{ChunkDecoder, OutputWindow};
 
@@ -26,10 +27,24 @@ pub(crate) struct Target<'a> {
 pub(crate) fn decode_unit(
     engine: &Engine,
     unit: &Unit,
-    fetched: Vec<(Piece, Option<Bytes>)>,
+    fetched: Fetched,
     target: Target<'_>,
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
+    let fetched = match fetched {
+        Fetched::Pieces(pieces) => pieces,
+        Fetched::Absent => {
+            let start: Vec<u64> = target.offset.to_vec();
+            let subset = ArraySubset::new_with_start_shape(start, unit.part.shape().to_vec())?;
+            // SAFETY: the units of a read partition the window (the
+            // caller's guarantee for the unit).
+            return unsafe {
+                OutputWindow::new(target.cells, engine.element_size, target.shape, subset)
+            }
+            .and_then(|mut window| window.fill(engine.fill_value.as_ne_bytes()))
+            .map_err(|e| absent_error(engine, unit, &e));
+        }
+    };
     let decoder = match &engine.layout {
         Layout::Chunks => ChunkDecoder::new(
             engine.codecs.clone(),
@@ -70,6 +85,15 @@ pub(crate) fn decode_unit(
     } else {
         fetched.iter().try_for_each(|p| one(p, options))
     }
+}
+
+fn absent_error(engine: &Engine, unit: &Unit, error: &CodecError) -> ArrayError {
+    ArrayError::Other(format!(
+        "array {}: {} (absent): {}",
+        engine.path,
+        unit.key,
+        crate::error_chain(error)
+    ))
 }
 
 fn piece_error(engine: &Engine, unit: &Unit, piece: &Piece, error: &CodecError) -> ArrayError {

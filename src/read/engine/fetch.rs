@@ -17,12 +17,21 @@ use super::shard_index::ShardIndex;
 use crate::read::OBJECT_CHANGED;
 use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
 
-/// The pieces of a unit with their encoded bytes (`None`: missing).
-pub(crate) type Fetched = Vec<(Piece, Option<Bytes>)>;
+/// What was fetched for a unit.
+pub(crate) enum Fetched {
+    /// No such object, or a shard with none of the inner chunks the window
+    /// needs: the unit's part is the fill value (filled in one go, however
+    /// many inner chunks it spans).
+    Absent,
+    /// The pieces of the unit with their encoded bytes (`None`: missing).
+    Pieces(Vec<(Piece, Option<Bytes>)>),
+}
 
 /// How a shard is read.
 pub(crate) struct ShardRead<'a> {
     pub(crate) layout: &'a ShardLayout,
+    /// The inner chunks the window needs (worked out once the shard is
+    /// known to exist).
     pub(crate) pieces: Vec<Piece>,
     pub(crate) index_shape: Vec<std::num::NonZeroU64>,
     pub(crate) index_size: u64,
@@ -37,15 +46,14 @@ pub(crate) enum Plan<'a> {
 }
 
 pub(crate) fn plan<'a>(engine: &'a Engine, unit: &Unit) -> Result<Plan<'a>, ArrayError> {
-    let pieces = pieces(&engine.layout, unit)?;
     let Layout::Shards(layout) = &engine.layout else {
-        return Ok(Plan::Chunk(pieces));
+        return Ok(Plan::Chunk(pieces(&engine.layout, unit)?));
     };
     let (index_shape, index_size) = index_size(unit, layout)?;
     Ok(Plan::Shard(ShardRead {
         layout,
         whole: unit.whole,
-        pieces,
+        pieces: Vec::new(),
         index_shape,
         index_size,
     }))
@@ -98,23 +106,26 @@ impl ShardRead<'_> {
         )
     }
 
-    /// The pieces, all missing (no shard).
-    pub(crate) fn absent(self) -> Fetched {
-        self.pieces.into_iter().map(|p| (p, None)).collect()
+    /// Work out the inner chunks the window needs.
+    pub(crate) fn with_pieces(mut self, engine: &Engine, unit: &Unit) -> Result<Self, ArrayError> {
+        self.pieces = pieces(&engine.layout, unit)?;
+        Ok(self)
     }
 
     /// The pieces with their bytes sliced from the whole `shard`, whose
     /// index has been checked against its length.
     pub(crate) fn from_whole(self, index: &ShardIndex, shard: &Bytes) -> Fetched {
-        self.pieces
-            .into_iter()
-            .map(|p| {
-                let bytes = inner(&p)
-                    .and_then(|i| index.range(i))
-                    .map(|r| shard.slice(r.start as usize..r.end as usize));
-                (p, bytes)
-            })
-            .collect()
+        Fetched::Pieces(
+            self.pieces
+                .into_iter()
+                .map(|p| {
+                    let bytes = inner(&p)
+                        .and_then(|i| index.range(i))
+                        .map(|r| shard.slice(r.start as usize..r.end as usize));
+                    (p, bytes)
+                })
+                .collect(),
+        )
     }
 
     /// The ranges to fetch: one per piece present in `index`.
@@ -153,7 +164,7 @@ impl ShardRead<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok(Fetched::Pieces(out))
     }
 
     /// An error from fetching the inner chunks, naming the first inner
@@ -191,6 +202,19 @@ fn inner(piece: &Piece) -> Option<usize> {
     piece.inner
 }
 
+/// The piece of a chunk with its bytes (`None`: absent).
+pub(crate) fn chunk_pieces(pieces: Vec<Piece>, bytes: Option<Bytes>) -> Fetched {
+    match bytes {
+        None => Fetched::Absent,
+        Some(bytes) => Fetched::Pieces(
+            pieces
+                .into_iter()
+                .map(|p| (p, Some(bytes.clone())))
+                .collect(),
+        ),
+    }
+}
+
 /// The error of a shard that vanished between its index and its chunks:
 /// read as a changed object, so the read is tried once more.
 pub(crate) fn vanished(unit: &Unit) -> ArrayError {
@@ -221,7 +245,7 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
             let bytes = store
                 .get(&unit.key)
                 .map_err(|e| storage_error(unit, "", &e))?;
-            return Ok(pieces.into_iter().map(|p| (p, bytes.clone())).collect());
+            return Ok(chunk_pieces(pieces, bytes));
         }
         Plan::Shard(read) => read,
     };
@@ -230,8 +254,9 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
             .get(&unit.key)
             .map_err(|e| storage_error(unit, "reading it: ", &e))?
         else {
-            return Ok(read.absent());
+            return Ok(Fetched::Absent);
         };
+        let read = read.with_pieces(engine, unit)?;
         let index = read.decode_index(
             unit,
             read.index_in(unit, &shard)?,
@@ -244,7 +269,7 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
         .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
     let Some(mut encoded) = encoded else {
-        return Ok(read.absent());
+        return Ok(Fetched::Absent);
     };
     let encoded = encoded
         .next()
@@ -252,9 +277,10 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?
         .unwrap_or_default();
     let index = read.decode_index(unit, &encoded, None, options)?;
+    let read = read.with_pieces(engine, unit)?;
     let ranges = read.ranges(&index);
     if ranges.is_empty() {
-        return Ok(read.absent());
+        return Ok(Fetched::Absent);
     }
     let byte_ranges = ranges.iter().map(|r| ByteRange::new(r.clone()));
     let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges));

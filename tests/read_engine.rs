@@ -113,8 +113,7 @@ fn sharded(
         INNER
             .iter()
             .map(|&n| std::num::NonZeroU64::new(n).unwrap())
-            .collect::<Vec<_>>()
-            .into(),
+            .collect::<Vec<_>>(),
         &data_type::uint16(),
     );
     sharding.index_location(location);

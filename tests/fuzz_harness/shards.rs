@@ -55,7 +55,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let threads = 1 + usize::from((flags >> 2) & 3);
     let store = Arc::new(MemoryStore::new());
     let subchunk: Vec<NonZeroU64> = INNER.iter().map(|&n| NonZeroU64::new(n).unwrap()).collect();
-    let mut sharding = ShardingCodecBuilder::new(subchunk.into(), &data_type::uint16());
+    let mut sharding = ShardingCodecBuilder::new(subchunk, &data_type::uint16());
     sharding.index_location(if start {
         ShardingIndexLocation::Start
     } else {

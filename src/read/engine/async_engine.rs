@@ -60,7 +60,7 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     let jobs = units.into_iter().map(|unit| {
         let store = store.clone();
         let engine = engine.clone();
-        let options = unit_options.clone();
+        let options = unit_options;
         async move {
             if engine.zarrs_reads(&unit) {
                 // Part of an uncompressed chunk: little to decode.
@@ -166,7 +166,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
             Some(shard.len() as u64),
             options,
         )?;
-        return Ok(read.from_whole(&index, &shard));
+        return Ok(read.sliced_from(&index, &shard));
     }
     let encoded = store
         .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))

@@ -114,7 +114,7 @@ impl ShardRead<'_> {
 
     /// The pieces with their bytes sliced from the whole `shard`, whose
     /// index has been checked against its length.
-    pub(crate) fn from_whole(self, index: &ShardIndex, shard: &Bytes) -> Fetched {
+    pub(crate) fn sliced_from(self, index: &ShardIndex, shard: &Bytes) -> Fetched {
         Fetched::Pieces(
             self.pieces
                 .into_iter()
@@ -263,7 +263,7 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
             Some(shard.len() as u64),
             options,
         )?;
-        return Ok(read.from_whole(&index, &shard));
+        return Ok(read.sliced_from(&index, &shard));
     }
     let encoded = store
         .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))

@@ -22,7 +22,7 @@
 //!
 //! Chunks and shards are fetched and decoded on up to
 //! `CodecOptions::concurrent_target` threads at once (the sync API) or
-//! with up to [`ASYNC_IN_FLIGHT`] fetches in flight (the async API), each
+//! with up to 16 fetches in flight (the async API), each
 //! decoded piece written straight into its window of the output. Errors
 //! name the array, the chunk or shard key and the inner chunk, from the
 //! first attempt.
@@ -60,7 +60,8 @@ use zarrs::storage::ReadableStorageTraits;
 pub(crate) use plan::Engine;
 
 /// Fetches in flight at most on the async API.
-pub const ASYNC_IN_FLIGHT: usize = 16;
+#[cfg(feature = "async")]
+pub(crate) const ASYNC_IN_FLIGHT: usize = 16;
 
 /// Read `window` of `array` into `out` (its bytes, C order, exactly the
 /// window's size), with `engine` made for `array`.

@@ -29,6 +29,9 @@
 // The read engine calls this module; until it does, only the tests do.
 #![allow(dead_code)]
 
+mod fused;
+#[cfg(test)]
+mod tests;
 mod window;
 
 use std::borrow::Cow;
@@ -52,6 +55,8 @@ pub(crate) struct ChunkDecoder {
     chunk_shape_u64: Vec<u64>,
     data_type: DataType,
     fill_value: FillValue,
+    /// The fused decode, when the chain is one it handles.
+    fused: Option<fused::Fused>,
 }
 
 impl ChunkDecoder {
@@ -65,7 +70,9 @@ impl ChunkDecoder {
         fill_value: FillValue,
     ) -> Self {
         let chunk_shape_u64 = chunk_shape.iter().map(|n| n.get()).collect();
+        let fused = fused::Fused::plan(&codecs, &chunk_shape, &data_type, &fill_value);
         Self {
+            fused,
             codecs,
             chunk_shape,
             chunk_shape_u64,
@@ -92,7 +99,15 @@ impl ChunkDecoder {
         let Some(encoded) = encoded else {
             return out.fill(self.fill_value.as_ne_bytes());
         };
-        self.decode_fallback(encoded, chunk_subset, out, options)
+        match &self.fused {
+            Some(fused) => fused.decode(encoded, &self.chunk_shape_u64, chunk_subset, out, options),
+            None => self.decode_fallback(encoded, chunk_subset, out, options),
+        }
+    }
+
+    /// Whether chunks are decoded by the fused path (for tests and benches).
+    pub(crate) fn is_fused(&self) -> bool {
+        self.fused.is_some()
     }
 
     /// `chunk_subset` must lie inside the chunk, and `out` must be its shape

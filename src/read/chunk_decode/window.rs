@@ -121,18 +121,24 @@ impl<'a> OutputWindow<'a> {
     }
 
     /// The bytes of elements `elements` (linear indices in the output), which
-    /// must be a run inside the window.
+    /// must be a run inside the window. Takes `&self` so that several
+    /// threads can write disjoint runs of one window.
     ///
     /// # Safety
     /// `elements` must be a run of elements inside the window's subset, and
-    /// no other slice from this window covering any of them may be alive.
-    pub(crate) unsafe fn segment_mut(&mut self, elements: Range<usize>) -> &mut [u8] {
+    /// no other slice from this window covering any of them may be alive
+    /// (on any thread).
+    #[allow(clippy::mut_from_ref)] // the window hands out disjoint runs, as zarrs' views do
+    pub(crate) unsafe fn segment_mut(&self, elements: Range<usize>) -> &mut [u8] {
         let size = self.element_size;
         // SAFETY: by the caller's contract the run lies inside this window,
         // which no other window covers (the contract of `new`), and no other
         // slice of it is alive; the range is inside `bytes` because the
         // window lies inside `shape`, whose size `bytes` is.
-        unsafe { self.bytes.index_mut(elements.start * size..elements.end * size) }
+        unsafe {
+            self.bytes
+                .index_mut(elements.start * size..elements.end * size)
+        }
     }
 
     /// Every element of the window set to `fill` (one element's bytes).
@@ -273,6 +279,17 @@ impl Runs {
         })
     }
 
+    /// The linear index of the first element of run `k` (`k < count()`).
+    pub(crate) fn start_of(&self, mut k: usize) -> usize {
+        let mut offset = self.first;
+        for (extent, stride) in self.outer.iter().rev() {
+            let extent = usize::try_from(*extent).expect("an extent of an addressable output");
+            offset += (k % extent) as u64 * stride;
+            k /= extent;
+        }
+        usize::try_from(offset).expect("an index of an addressable output")
+    }
+
     /// The number of runs.
     pub(crate) fn count(&self) -> u64 {
         self.count
@@ -298,11 +315,12 @@ mod tests {
         ];
         for (start, extent, shape) in cases {
             let runs = Runs::new(start, extent, shape);
-            let got: Vec<usize> = runs
-                .starts()
-                .flat_map(|s| s..s + runs.len)
-                .collect();
+            let got: Vec<usize> = runs.starts().flat_map(|s| s..s + runs.len).collect();
             let want = elements(start, extent, shape);
+            let by_index: Vec<usize> = (0..runs.count() as usize)
+                .map(|k| runs.start_of(k))
+                .collect();
+            assert_eq!(by_index, runs.starts().collect::<Vec<_>>());
             assert_eq!(got, want, "{start:?} {extent:?} {shape:?}");
         }
     }
@@ -310,11 +328,7 @@ mod tests {
     #[test]
     fn common_runs_walk_both_arrays_together() {
         let extent = [2u64, 3, 4];
-        let (a, b) = Runs::common(
-            &extent,
-            (&[0, 0, 0], &[2, 3, 4]),
-            (&[1, 2, 0], &[4, 5, 4]),
-        );
+        let (a, b) = Runs::common(&extent, (&[0, 0, 0], &[2, 3, 4]), (&[1, 2, 0], &[4, 5, 4]));
         assert_eq!(a.len, b.len);
         assert_eq!(a.count(), b.count());
         let ga: Vec<usize> = a.starts().flat_map(|s| s..s + a.len).collect();

@@ -537,14 +537,14 @@ fn wrong_chunk_lengths_are_errors() {
         chain.fill_value.clone(),
     );
     let options = CodecOptions::default();
-    let shape = [3u64, 5];
+    // The chunk holds 15 uint16: 30 bytes.
     for len in [0usize, 1, 29, 31, 60] {
         let encoded = vec![1u8; len];
         for subset in [
             ArraySubset::new_with_shape(vec![3, 5]),
             ArraySubset::new_with_ranges(&[1..2, 1..3]),
         ] {
-            let mut out = vec![0u8; 15 * 8];
+            let mut out = [0u8; 15 * 8];
             let window_shape = subset.shape().to_vec();
             let mut target = OutputWindow::whole(
                 &mut out[..window_shape.iter().product::<u64>() as usize * 8],
@@ -556,7 +556,6 @@ fn wrong_chunk_lengths_are_errors() {
             assert!(e.is_err(), "{len} bytes, subset {subset}");
         }
     }
-    let _ = shape;
 }
 
 /// A missing chunk reads as the fill value, also one the codecs cannot

@@ -177,3 +177,52 @@ impl ChunkDecoder {
         }
     }
 }
+
+/// For `benches/chunk_decode.rs` only (not an API): a [`ChunkDecoder`] for
+/// chunk `[0, ..]` of an array, decoding whole chunks into a buffer.
+#[doc(hidden)]
+pub struct BenchDecoder(ChunkDecoder);
+
+impl BenchDecoder {
+    /// The decoder for chunk `[0, ..]` of `array`.
+    ///
+    /// # Panics
+    /// If the array has no chunk `[0, ..]`.
+    #[must_use]
+    pub fn new<S: ?Sized>(array: &zarrs::array::Array<S>) -> Self {
+        let origin = vec![0; array.dimensionality()];
+        Self(ChunkDecoder::new(
+            array.codecs(),
+            array.chunk_shape(&origin).expect("chunk [0, ..]").to_vec(),
+            array.data_type().clone(),
+            array.fill_value().clone(),
+        ))
+    }
+
+    /// Whether the fused path decodes the chunks.
+    #[must_use]
+    pub fn is_fused(&self) -> bool {
+        self.0.is_fused()
+    }
+
+    /// Decode the whole chunk `encoded` into `out` (the chunk's size).
+    ///
+    /// # Errors
+    /// As [`ChunkDecoder::decode_into`].
+    pub fn decode_whole_into(
+        &self,
+        encoded: &[u8],
+        out: &mut [u8],
+        options: &CodecOptions,
+    ) -> Result<(), CodecError> {
+        let shape = self.0.chunk_shape_u64.clone();
+        let size = self.0.data_type.fixed_size().unwrap_or(1);
+        let mut window = OutputWindow::whole(out, size, &shape)?;
+        self.0.decode_into(
+            Some(encoded),
+            &ArraySubset::new_with_shape(shape.clone()),
+            &mut window,
+            options,
+        )
+    }
+}

@@ -34,7 +34,7 @@ use zarrs::storage::store::MemoryStore;
 use zarrs_extension_codecs::codec::bytes::BytesCodec;
 use zarrs_extension_codecs::codec::cast_value::CastValueCodec;
 use zarrs_extension_codecs::codec::scale_offset::ScaleOffsetCodec;
-use zarrs_extension_codecs::read::chunk_decode::BenchDecoder;
+use zarrs_extension_codecs::read::chunk_decode::ExposedChunkDecoder;
 
 use common::Rng;
 
@@ -72,7 +72,7 @@ fn main() {
         .retrieve_encoded_chunk(&[0, 0])
         .expect("read")
         .expect("the chunk");
-    let decoder = BenchDecoder::new(&array);
+    let decoder = ExposedChunkDecoder::new(&array, &[0, 0]).expect("chunk [0, 0]");
     assert!(decoder.is_fused(), "the chain takes the fused path");
     let options = CodecOptions::default().with_concurrent_target(1);
     let codecs = array.codecs();

@@ -256,29 +256,33 @@ impl Fused {
     ) -> Result<(), CodecError> {
         let size = self.stored.size();
         let len = src_runs.len;
+        // Once per part, not per run: a window of short rows has many runs.
+        let mut buffer = [0u64; BLOCK];
         let mut at = elements.start;
         while at < elements.end {
             let (run, within) = (at / len, at % len);
             let n = (len - within).min(elements.end - at);
             let src = src_runs.start_of(run) + within;
             let dst = dst_runs.start_of(run) + within;
-            self.decode_run(&stored[src * size..(src + n) * size], src, dst, out)?;
+            let run = &stored[src * size..(src + n) * size];
+            self.decode_run(run, src, dst, out, &mut buffer)?;
             at += n;
         }
         Ok(())
     }
 
     /// Decode the stored elements `src` (the first of which is element
-    /// `first` of the chunk) into the output's elements from `dst` on.
+    /// `first` of the chunk) into the output's elements from `dst` on;
+    /// `buffer` holds a block that has to be byte swapped or aligned.
     fn decode_run(
         &self,
         src: &[u8],
         first: usize,
         dst: usize,
         out: &OutputWindow<'_>,
+        buffer: &mut [u64; BLOCK],
     ) -> Result<(), CodecError> {
         let size = self.stored.size();
-        let mut buffer = [0u64; BLOCK];
         let n = src.len() / size;
         let mut start = 0;
         while start < n {
@@ -287,7 +291,7 @@ impl Fused {
             // An unaligned block is copied so that the kernels view it as
             // elements without a copy of their own.
             let block: &[u8] = if self.swap || block.as_ptr().align_offset(size) != 0 {
-                let copy = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buffer)[..block.len()];
+                let copy = &mut bytemuck::cast_slice_mut::<u64, u8>(buffer)[..block.len()];
                 copy.copy_from_slice(block);
                 if self.swap {
                     swap_in_place(copy, size);

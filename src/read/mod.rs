@@ -55,7 +55,8 @@
 
 #[cfg(feature = "async")]
 mod async_read;
-mod chunk_decode;
+#[doc(hidden)] // `pub` for benches/chunk_decode.rs only
+pub mod chunk_decode;
 pub(crate) mod engine;
 pub(crate) mod output;
 

@@ -121,12 +121,15 @@ impl<'a> OutputWindow<'a> {
     }
 
     /// The bytes of elements `elements` (linear indices in the output), which
-    /// must be a run inside the window.
+    /// must be a run inside the window. Takes `&self` so that several
+    /// threads can write disjoint runs of one window.
     ///
     /// # Safety
     /// `elements` must be a run of elements inside the window's subset, and
-    /// no other slice from this window covering any of them may be alive.
-    pub(crate) unsafe fn segment_mut(&mut self, elements: Range<usize>) -> &mut [u8] {
+    /// no other slice from this window covering any of them may be alive
+    /// (on any thread).
+    #[allow(clippy::mut_from_ref)] // the window hands out disjoint runs, as zarrs' views do
+    pub(crate) unsafe fn segment_mut(&self, elements: Range<usize>) -> &mut [u8] {
         let size = self.element_size;
         // SAFETY: by the caller's contract the run lies inside this window,
         // which no other window covers (the contract of `new`), and no other
@@ -276,6 +279,17 @@ impl Runs {
         })
     }
 
+    /// The linear index of the first element of run `k` (`k < count()`).
+    pub(crate) fn start_of(&self, mut k: usize) -> usize {
+        let mut offset = self.first;
+        for (extent, stride) in self.outer.iter().rev() {
+            let extent = usize::try_from(*extent).expect("an extent of an addressable output");
+            offset += (k % extent) as u64 * stride;
+            k /= extent;
+        }
+        usize::try_from(offset).expect("an index of an addressable output")
+    }
+
     /// The number of runs.
     pub(crate) fn count(&self) -> u64 {
         self.count
@@ -303,6 +317,10 @@ mod tests {
             let runs = Runs::new(start, extent, shape);
             let got: Vec<usize> = runs.starts().flat_map(|s| s..s + runs.len).collect();
             let want = elements(start, extent, shape);
+            let by_index: Vec<usize> = (0..runs.count() as usize)
+                .map(|k| runs.start_of(k))
+                .collect();
+            assert_eq!(by_index, runs.starts().collect::<Vec<_>>());
             assert_eq!(got, want, "{start:?} {extent:?} {shape:?}");
         }
     }

@@ -448,15 +448,22 @@ fn child_for_progress_tests() {
     };
     let progress = Progress::for_stderr(is_terminal)
         .map(|p| p.with_timing(Duration::ZERO, Duration::from_millis(1)));
-    let store = fixtures_root().join("zarr-python/cv_f32_f64.zarr");
-    inspect::inspect_to_stdout_with(&[store.to_str().unwrap().to_string()], progress.as_ref())
-        .unwrap();
+    // The store's directory, or its URL from the parent.
+    let store = std::env::var("INSPECT_PROGRESS_LOCATION").unwrap_or_else(|_| {
+        let path = fixtures_root().join("zarr-python/cv_f32_f64.zarr");
+        path.to_str().unwrap().to_string()
+    });
+    inspect::inspect_to_stdout_with(&[store], progress.as_ref()).unwrap();
 }
 
 #[test]
 fn no_progress_when_stderr_is_piped() {
-    let child = |mode: &str| {
-        let output = std::process::Command::new(std::env::current_exe().unwrap())
+    let child_at = |mode: &str, location: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        if let Some(location) = location {
+            command.env("INSPECT_PROGRESS_LOCATION", location);
+        }
+        let output = command
             .args(["--exact", "child_for_progress_tests", "--nocapture"])
             .env("INSPECT_PROGRESS_CHILD", mode)
             .stdin(std::process::Stdio::null())
@@ -468,6 +475,7 @@ fn no_progress_when_stderr_is_piped() {
         assert!(stdout.contains("data type  float32"), "{stdout}");
         stderr
     };
+    let child = |mode: &str| child_at(mode, None);
     // As main decides: a pipe is not a terminal, so nothing is drawn.
     let piped = child("decide");
     assert!(
@@ -480,4 +488,16 @@ fn no_progress_when_stderr_is_piped() {
     assert!(forced.starts_with('\r'), "{forced:?}");
     assert!(forced.contains("/5 chunks decoded"), "{forced:?}");
     assert!(forced.ends_with("\r\x1b[K"), "{forced:?}");
+
+    // Over HTTP the line counts what was fetched.
+    #[cfg(feature = "remote")]
+    {
+        let server = HttpServer::serve(&fixtures_root()).unwrap();
+        let url = format!("{}/zarr-python/cv_f32_f64.zarr", server.url());
+        let over_http = child_at("force", Some(&url));
+        assert!(over_http.starts_with("\rfetched "), "{over_http:?}");
+        assert!(over_http.contains(" requests, "), "{over_http:?}");
+        assert!(over_http.ends_with("\r\x1b[K"), "{over_http:?}");
+        assert!(!child_at("decide", Some(&url)).contains('\r'));
+    }
 }

@@ -9,8 +9,33 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
 use super::counting::{Counters, CountingStore};
+use super::redact::{Redactor, redact_url};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
+
+/// S3 settings whose values are credentials: never printed.
+pub(super) fn is_credential_setting(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["secret", "token", "access_key", "key_id", "password"]
+        .iter()
+        .any(|part| name.contains(part))
+}
+
+/// The store behind a URL, and what it must never print.
+pub(super) struct Built {
+    pub(super) store: Arc<dyn ObjectStore>,
+    pub(super) redactor: Redactor,
+}
+
+/// `url` split into the base object_store joins keys to (no trailing `/`)
+/// and its query string, which every request must carry (a SAS token).
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    let without_fragment = url.split('#').next().unwrap_or(url);
+    match without_fragment.split_once('?') {
+        Some((base, query)) => (base.trim_end_matches('/'), Some(query)),
+        None => (without_fragment.trim_end_matches('/'), None),
+    }
+}
 
 /// Environment variables that give the S3 store credentials other than an
 /// access key (web identity, container credentials): with none of them and
@@ -25,40 +50,59 @@ pub(super) fn object_store(
     url: &str,
     options: &RemoteOptions,
     counters: Arc<Counters>,
-) -> Result<Arc<dyn ObjectStore>, RemoteError> {
+) -> Result<Built, RemoteError> {
+    let mut redactor = Redactor::for_url(url);
+    for (name, value) in &options.s3_config {
+        if is_credential_setting(name) {
+            redactor.add(value);
+        }
+    }
+    for variable in ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+        if let Ok(value) = std::env::var(variable) {
+            redactor.add(&value);
+        }
+    }
     let configuration = |e: object_store::Error| RemoteError::Configuration {
-        url: url.to_string(),
-        message: error_chain(&e),
+        url: redact_url(url),
+        message: redactor.text(&error_chain(&e)),
     };
     let retry = RetryConfig {
         backoff: BackoffConfig::default(),
         max_retries: options.max_retries,
         retry_timeout: options.retry_timeout,
     };
-    let trimmed = url.trim_end_matches('/');
-    if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
+    let (base, query) = split_query(url);
+    if base.starts_with("http://") || base.starts_with("https://") {
         let client = ClientOptions::new()
-            .with_allow_http(trimmed.starts_with("http://"))
+            .with_allow_http(base.starts_with("http://"))
             .with_timeout(options.timeout)
             .with_connect_timeout(options.connect_timeout);
+        // object_store's HTTP store joins each key to the path of this URL
+        // and keeps its query string: every request carries the token.
+        let joined = match query {
+            Some(query) => format!("{base}?{query}"),
+            None => base.to_string(),
+        };
         let store = HttpBuilder::new()
-            .with_url(trimmed)
+            .with_url(joined)
             .with_client_options(client)
             .with_retry(retry)
             .build()
             .map_err(configuration)?;
-        return Ok(Arc::new(CountingStore::new(Arc::new(store), counters)));
-    }
-    let Some(rest) = trimmed.strip_prefix("s3://") else {
-        return Err(RemoteError::UnsupportedUrl {
-            url: url.to_string(),
+        return Ok(Built {
+            store: Arc::new(CountingStore::new(Arc::new(store), counters)),
+            redactor,
         });
+    }
+    let unsupported = || RemoteError::UnsupportedUrl {
+        url: redact_url(url),
+    };
+    let Some(rest) = base.strip_prefix("s3://") else {
+        return Err(unsupported());
     };
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    if bucket.is_empty() {
-        return Err(RemoteError::UnsupportedUrl {
-            url: url.to_string(),
-        });
+    if bucket.is_empty() || query.is_some() || bucket.contains('@') {
+        return Err(unsupported());
     }
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
@@ -96,9 +140,10 @@ pub(super) fn object_store(
     }
     let store = builder.build().map_err(configuration)?;
     let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(Arc::new(store), counters));
-    if prefix.is_empty() {
-        Ok(counting)
+    let store = if prefix.is_empty() {
+        counting
     } else {
-        Ok(Arc::new(PrefixStore::new(counting, prefix)))
-    }
+        Arc::new(PrefixStore::new(counting, prefix))
+    };
+    Ok(Built { store, redactor })
 }

@@ -38,6 +38,7 @@ mod build;
 mod counting;
 mod error;
 mod reader;
+mod redact;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,9 +54,13 @@ use zarrs::storage::{
 
 pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
+pub use redact::redact_url;
 
 /// How a remote store connects and retries.
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` shows the names of the S3 settings and redacts the values of
+/// credentials (access key, secret key, session token) and of URLs.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RemoteOptions {
     /// Retries of a failed request (connection errors, dropped connections,
@@ -91,6 +96,32 @@ impl RemoteOptions {
     pub fn with_s3_config(mut self, name: &str, value: &str) -> Self {
         self.s3_config.push((name.to_string(), value.to_string()));
         self
+    }
+}
+
+impl std::fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s3_config: Vec<(&str, String)> = self
+            .s3_config
+            .iter()
+            .map(|(name, value)| {
+                let shown = if build::is_credential_setting(name) {
+                    "***".to_string()
+                } else {
+                    redact_url(value)
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("RemoteOptions")
+            .field("max_retries", &self.max_retries)
+            .field("retry_timeout", &self.retry_timeout)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("anonymous", &self.anonymous)
+            .field("s3_config", &s3_config)
+            .field("cache_shard_indexes", &self.cache_shard_indexes)
+            .finish()
     }
 }
 
@@ -161,6 +192,12 @@ impl std::fmt::Debug for RemoteStore {
     }
 }
 
+impl std::fmt::Display for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.url())
+    }
+}
+
 impl RemoteStore {
     /// Open the store at `url` (see [`open_url`]) with `options`.
     ///
@@ -174,7 +211,7 @@ impl RemoteStore {
             .enable_all()
             .build()
             .map_err(|source| RemoteError::Runtime {
-                url: url.to_string(),
+                url: store.url().to_string(),
                 source,
             })?;
         Ok(Self {
@@ -183,7 +220,9 @@ impl RemoteStore {
         })
     }
 
-    /// The URL of the store (no trailing slash).
+    /// The URL of the store (no trailing slash), redacted as
+    /// [`redact_url`] shows it: no user-info, no query string. `Display`
+    /// shows the same.
     #[must_use]
     pub fn url(&self) -> &str {
         self.store.url()

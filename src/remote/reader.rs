@@ -27,6 +27,7 @@ use zarrs::storage::{
 use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
+use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
 
@@ -38,7 +39,10 @@ use crate::error_chain;
 /// implementation). [`RemoteStore`](super::RemoteStore) is the same store
 /// for zarrs' sync API.
 pub struct AsyncRemoteStore {
+    /// The URL, redacted: the only form any message shows.
     url: String,
+    /// The secrets of the URL and settings, kept out of messages.
+    redactor: Redactor,
     store: Arc<dyn ObjectStore>,
     listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
@@ -74,12 +78,19 @@ impl SuffixCache {
     }
 }
 
+// object_store's stores print their configuration (the URL with its
+// query string, S3 settings) in `Debug`: only the redacted URL is shown.
 impl std::fmt::Debug for AsyncRemoteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AsyncRemoteStore")
             .field("url", &self.url)
-            .field("store", &self.store)
             .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Display for AsyncRemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)
     }
 }
 
@@ -93,9 +104,11 @@ impl AsyncRemoteStore {
     /// refuses its configuration.
     pub fn open(url: &str, options: &RemoteOptions) -> Result<Self, RemoteError> {
         let counters = Arc::new(Counters::default());
-        let store = super::build::object_store(url, options, counters.clone())?;
+        let super::build::Built { store, redactor } =
+            super::build::object_store(url, options, counters.clone())?;
         Ok(Self {
-            url: url.trim_end_matches('/').to_string(),
+            url: shown_url(url),
+            redactor,
             listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
@@ -105,7 +118,9 @@ impl AsyncRemoteStore {
         })
     }
 
-    /// The URL of the store (no trailing slash).
+    /// The URL of the store (no trailing slash), redacted as
+    /// [`redact_url`](super::redact_url) shows it: no user-info, no query
+    /// string. This is the form every message of the store uses.
     #[must_use]
     pub fn url(&self) -> &str {
         &self.url
@@ -128,7 +143,29 @@ impl AsyncRemoteStore {
 
     /// A read error of `key`: its URL, then object_store's error and causes.
     fn error(&self, key: &StoreKey, error: &object_store::Error) -> StorageError {
-        StorageError::Other(format!("{}/{key}: {}", self.url, error_chain(error)))
+        StorageError::Other(format!(
+            "{}: {}",
+            self.key_url(key),
+            self.redactor.text(&error_chain(error))
+        ))
+    }
+
+    /// Where `key` is, as messages show it: `URL/key`, then `?***` when
+    /// the store's URL has a query string.
+    fn key_url(&self, key: &StoreKey) -> String {
+        match self.url.strip_suffix("?***") {
+            Some(base) => format!("{base}/{key}?***"),
+            None => format!("{}/{key}", self.url),
+        }
+    }
+
+    /// A listing error of `zarrs_object_store`, with secrets redacted.
+    fn listing_error(&self, error: StorageError) -> StorageError {
+        StorageError::Other(format!(
+            "{}: {}",
+            self.url,
+            self.redactor.text(&error_chain(&error))
+        ))
     }
 
     /// `bytes` if it holds the `expected` bytes asked for at `what`.
@@ -143,8 +180,8 @@ impl AsyncRemoteStore {
             Ok(bytes)
         } else {
             Err(StorageError::Other(format!(
-                "{}/{key}: asked for {expected} bytes ({what}), got {}: the object is shorter than the store's metadata says (truncated?)",
-                self.url,
+                "{}: asked for {expected} bytes ({what}), got {}: the object is shorter than the store's metadata says (truncated?)",
+                self.key_url(key),
                 bytes.len()
             )))
         }
@@ -154,6 +191,13 @@ impl AsyncRemoteStore {
         let options = GetOptions::new().with_range(Some(range));
         self.store.get_opts(path, options).await?.bytes().await
     }
+}
+
+/// `url` as messages show it: redacted, no trailing `/` before the query.
+fn shown_url(url: &str) -> String {
+    let base = url.split(['?', '#']).next().unwrap_or(url);
+    let query = if base.len() < url.len() { "?***" } else { "" };
+    redact_url(base.trim_end_matches('/')) + query
 }
 
 /// A range zarrs asks for, as object_store asks for it.
@@ -219,8 +263,8 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             .map(|&range| {
                 request(range).ok_or_else(|| {
                     StorageError::Other(format!(
-                        "{}/{key}: byte range {range} ends past the largest offset",
-                        self.url
+                        "{}: byte range {range} ends past the largest offset",
+                        self.key_url(key)
                     ))
                 })
             })
@@ -255,8 +299,8 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
         for request in requests {
             let missing = || {
                 StorageError::Other(format!(
-                    "{}/{key}: object_store returned fewer ranges than asked for",
-                    self.url
+                    "{}: object_store returned fewer ranges than asked for",
+                    self.key_url(key)
                 ))
             };
             out.push(match request {
@@ -298,19 +342,28 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
 #[async_trait::async_trait]
 impl AsyncListableStorageTraits for AsyncRemoteStore {
     async fn list(&self) -> Result<StoreKeys, StorageError> {
-        self.listing.list().await
+        self.listing.list().await.map_err(|e| self.listing_error(e))
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        self.listing.list_prefix(prefix).await
+        self.listing
+            .list_prefix(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        self.listing.list_dir(prefix).await
+        self.listing
+            .list_dir(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
-        self.listing.size_prefix(prefix).await
+        self.listing
+            .size_prefix(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 }
 

@@ -58,6 +58,14 @@ impl PythonServer {
         Self::start("serve_http.py", &args)
     }
 
+    /// Starlette's `StaticFiles` serving `root`, with more arguments of
+    /// `serve_http.py` (`--require-query NAME=VALUE`, `--no-versions`).
+    pub fn http_with(root: &Path, args: &[&str]) -> Self {
+        let mut all = vec![root.to_str().unwrap().to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Self::start("serve_http.py", &all)
+    }
+
     /// moto's S3 server with `bucket` holding the Zarr stores under `root`.
     pub fn s3(bucket: &str, root: &Path) -> Self {
         Self::start("serve_s3.py", &[format!("{bucket}={}", root.display())])

@@ -1,6 +1,6 @@
 """Run moto's S3 server on 127.0.0.1 and upload directories to it.
 
-    python serve_s3.py BUCKET=DIR [BUCKET=DIR ...]
+    python serve_s3.py [--auth] BUCKET=DIR [BUCKET=DIR ...]
 
 Starts moto's server mode (a real S3 API over HTTP) on a free port,
 creates each BUCKET and uploads the Zarr stores under DIR to it (the files
@@ -8,6 +8,12 @@ inside directories named *.zarr, keys relative to DIR, '/'-separated), then prin
 stdin closes (its parent went away) or on SIGTERM. Credentials are moto's:
 any access key works, and the buckets are public (a bucket policy lets
 anyone read), so unsigned requests work too.
+
+With --auth, authentication is enforced (moto's IAM checks, as
+INITIAL_NO_AUTH_ACTION_COUNT=0 would do, switched on once the uploads are
+done): the buckets are private, one IAM user may read them, and the line
+printed is `PORT ACCESS_KEY_ID SECRET_ACCESS_KEY` with that user's keys.
+Requests signed with other keys, or unsigned, are refused.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,23 +30,67 @@ import boto3
 from moto.server import ThreadedMotoServer
 
 
+def stores_in(bucket: str, root: Path) -> list[tuple[str, str, Path]]:
+    """(bucket, key, file) of the files inside directories named *.zarr."""
+    out = []
+    for dirpath, _, files in os.walk(root):
+        if ".zarr" not in Path(dirpath).relative_to(root).as_posix():
+            continue
+        for name in files:
+            path = Path(dirpath) / name
+            out.append((bucket, path.relative_to(root).as_posix(), path))
+    return out
+
+
+def reader_keys(endpoint: str) -> tuple[str, str]:
+    """An IAM user allowed to read every bucket; its access key."""
+    iam = boto3.client(
+        "iam",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    iam.create_user(UserName="reader")
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:ListBucket"],
+                "Resource": "*",
+            }
+        ],
+    }
+    iam.put_user_policy(UserName="reader", PolicyName="read", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName="reader")["AccessKey"]
+    return key["AccessKeyId"], key["SecretAccessKey"]
+
+
 def main() -> None:
     # moto's server mode logs every request through werkzeug.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    args = sys.argv[1:]
+    auth = "--auth" in args
+    specs = [a for a in args if a != "--auth"]
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
     s3 = boto3.client(
         "s3",
-        endpoint_url=f"http://{host}:{port}",
+        endpoint_url=endpoint,
         region_name="us-east-1",
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
     uploads = []
-    for spec in sys.argv[1:]:
+    for spec in specs:
         bucket, directory = spec.split("=", 1)
         s3.create_bucket(Bucket=bucket)
+        if auth:
+            uploads.extend(stores_in(bucket, Path(directory)))
+            continue
         policy = {
             "Version": "2012-10-17",
             "Statement": [
@@ -52,13 +103,7 @@ def main() -> None:
             ],
         }
         s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
-        root = Path(directory)
-        for dirpath, _, files in os.walk(root):
-            if ".zarr" not in Path(dirpath).relative_to(root).as_posix():
-                continue
-            for name in files:
-                path = Path(dirpath) / name
-                uploads.append((bucket, path.relative_to(root).as_posix(), path))
+        uploads.extend(stores_in(bucket, Path(directory)))
 
     def upload(item) -> None:
         bucket, key, path = item
@@ -66,7 +111,20 @@ def main() -> None:
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(upload, uploads))
-    print(port, flush=True)
+    if auth:
+        keys = reader_keys(endpoint)
+        # From here on every request is authenticated (moto's own switch).
+        request = urllib.request.Request(
+            f"{endpoint}/moto-api/reset-auth",
+            data=b"0",
+            method="POST",
+            # Not a form: moto reads the count from the raw body.
+            headers={"Content-Type": "text/plain"},
+        )
+        urllib.request.urlopen(request).read()
+        print(port, *keys, flush=True)
+    else:
+        print(port, flush=True)
     sys.stdin.read()
     server.stop()
 

@@ -9,6 +9,7 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
 use super::counting::{Counters, CountingStore};
+use super::credentials::{Decided, InstanceOrUnsigned, Signing};
 use super::redact::{Redactor, redact_url};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -25,6 +26,8 @@ pub(super) fn is_credential_setting(name: &str) -> bool {
 pub(super) struct Built {
     pub(super) store: Arc<dyn ObjectStore>,
     pub(super) redactor: Redactor,
+    /// How an `s3://` store signs its requests.
+    pub(super) signing: Option<Signing>,
 }
 
 /// `url` split into the base object_store joins keys to (no trailing `/`)
@@ -36,15 +39,6 @@ fn split_query(url: &str) -> (&str, Option<&str>) {
         None => (without_fragment.trim_end_matches('/'), None),
     }
 }
-
-/// Environment variables that give the S3 store credentials other than an
-/// access key (web identity, container credentials): with none of them and
-/// no access key, `s3://` reads are anonymous.
-const CREDENTIAL_VARIABLES: [&str; 3] = [
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-];
 
 pub(super) fn object_store(
     url: &str,
@@ -62,9 +56,12 @@ pub(super) fn object_store(
             redactor.add(&value);
         }
     }
-    let configuration = |e: object_store::Error| RemoteError::Configuration {
-        url: redact_url(url),
-        message: redactor.text(&error_chain(&e)),
+    let configuration = |redactor: &Redactor| {
+        let redactor = redactor.clone();
+        move |e: object_store::Error| RemoteError::Configuration {
+            url: redact_url(url),
+            message: redactor.text(&error_chain(&e)),
+        }
     };
     let retry = RetryConfig {
         backoff: BackoffConfig::default(),
@@ -88,10 +85,11 @@ pub(super) fn object_store(
             .with_client_options(client)
             .with_retry(retry)
             .build()
-            .map_err(configuration)?;
+            .map_err(configuration(&redactor))?;
         return Ok(Built {
             store: Arc::new(CountingStore::new(Arc::new(store), counters)),
             redactor,
+            signing: None,
         });
     }
     let unsupported = || RemoteError::UnsupportedUrl {
@@ -116,7 +114,7 @@ pub(super) fn object_store(
             format!("{}ms", options.connect_timeout.as_millis()),
         );
     for (name, value) in &options.s3_config {
-        let key: AmazonS3ConfigKey = name.parse().map_err(configuration)?;
+        let key: AmazonS3ConfigKey = name.parse().map_err(configuration(&redactor))?;
         builder = builder.with_config(key, value);
     }
     // A local endpoint (MinIO, moto, ...) is usually plain HTTP.
@@ -126,24 +124,40 @@ pub(super) fn object_store(
     {
         builder = builder.with_allow_http(true);
     }
-    let anonymous = options.anonymous.unwrap_or_else(|| {
-        builder
-            .get_config_value(&AmazonS3ConfigKey::AccessKeyId)
-            .is_none()
-            && std::env::var_os("AWS_SKIP_SIGNATURE").is_none()
-            && CREDENTIAL_VARIABLES
-                .iter()
-                .all(|v| std::env::var_os(v).is_none())
-    });
-    if anonymous {
-        builder = builder.with_skip_signature(true);
-    }
-    let store = builder.build().map_err(configuration)?;
-    let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(Arc::new(store), counters));
+    let decided = super::credentials::decide(builder, options).map_err(|message| {
+        RemoteError::Configuration {
+            url: redact_url(url),
+            message: redactor.text(&message),
+        }
+    })?;
+    let (store, signing): (Arc<dyn ObjectStore>, Signing) = match decided {
+        Decided::Builder(builder, signing) => {
+            // Keys read from a profile file are secrets too.
+            for key in [AmazonS3ConfigKey::SecretAccessKey, AmazonS3ConfigKey::Token] {
+                if let Some(value) = builder.get_config_value(&key) {
+                    redactor.add(&value);
+                }
+            }
+            let store = builder.build().map_err(configuration(&redactor))?;
+            (Arc::new(store), signing)
+        }
+        Decided::InstanceOrUnsigned(builder, chosen, signing) => {
+            let unsigned = builder.clone().with_skip_signature(true).build();
+            let signed = builder.build().map_err(configuration(&redactor))?;
+            let unsigned = Arc::new(unsigned.map_err(configuration(&redactor))?);
+            let store = InstanceOrUnsigned::new(signed, unsigned, chosen);
+            (Arc::new(store), signing)
+        }
+    };
+    let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(store, counters));
     let store = if prefix.is_empty() {
         counting
     } else {
         Arc::new(PrefixStore::new(counting, prefix))
     };
-    Ok(Built { store, redactor })
+    Ok(Built {
+        store,
+        redactor,
+        signing: Some(signing),
+    })
 }

@@ -26,16 +26,31 @@
 //! caller's tokio runtime.
 //!
 //! `s3://bucket/prefix` takes its settings from the usual AWS environment
-//! variables (`AWS_ENDPOINT_URL`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
-//! `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, ...,
-//! as object_store's `AmazonS3Builder::from_env` reads them). With no
-//! credentials in the environment, requests are sent unsigned, which is
-//! what a public bucket needs; set `AWS_SKIP_SIGNATURE=false` (or
-//! [`RemoteOptions::anonymous`]) to use credentials from elsewhere, such as
-//! an instance profile.
+//! variables (`AWS_ENDPOINT_URL`, `AWS_REGION` / `AWS_DEFAULT_REGION`, ...,
+//! as object_store's `AmazonS3Builder::from_env` reads them) and
+//! [`RemoteOptions::s3_config`] over them. Requests are signed with
+//! credentials found as the AWS command line tools find them: keys in the
+//! options or the environment, a profile of the shared files
+//! (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`; static keys only,
+//! not SSO or `credential_process`), web identity, container credentials,
+//! an instance role. With none anywhere, requests go unsigned, which is
+//! what a public bucket needs; the instance metadata service is asked only
+//! at the first request and for at most [`INSTANCE_PROBE`]
+//! (`AWS_EC2_METADATA_DISABLED=true` skips it). An explicit choice wins:
+//! [`RemoteOptions::anonymous`], then `aws_skip_signature` in `s3_config`,
+//! then `AWS_SKIP_SIGNATURE`. A 401/403 error says whether the request was
+//! signed, where the credentials came from, and what to change.
+//!
+//! No message shows a secret: a URL's user-info and query string (a
+//! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in
+//! every error, in `Display` and `Debug` of the stores, in
+//! [`RemoteStore::url`]; credential values of `s3_config` are hidden in
+//! `Debug` of [`RemoteOptions`]. An HTTP store's query string is sent with
+//! every request.
 
 mod build;
 mod counting;
+mod credentials;
 mod error;
 mod reader;
 mod redact;
@@ -52,6 +67,7 @@ use zarrs::storage::{
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
+pub use credentials::INSTANCE_PROBE;
 pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
@@ -73,9 +89,10 @@ pub struct RemoteOptions {
     /// Time allowed for connecting. Default 5 s.
     pub connect_timeout: Duration,
     /// `s3://` only: send requests unsigned (`Some(true)`), signed
-    /// (`Some(false)`), or decide from the environment (`None`, the
-    /// default: unsigned when no credentials are set and
-    /// `AWS_SKIP_SIGNATURE` is not either).
+    /// (`Some(false)`: an error at open if no credentials are found), or
+    /// let `aws_skip_signature` in `s3_config`, `AWS_SKIP_SIGNATURE` or the
+    /// credentials found decide (`None`, the default: signed when
+    /// credentials are found, else unsigned).
     pub anonymous: Option<bool>,
     /// `s3://` only: object_store S3 settings by name (`aws_endpoint_url`,
     /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),

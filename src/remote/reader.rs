@@ -27,6 +27,7 @@ use zarrs::storage::{
 use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
+use super::credentials::Signing;
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -43,6 +44,8 @@ pub struct AsyncRemoteStore {
     url: String,
     /// The secrets of the URL and settings, kept out of messages.
     redactor: Redactor,
+    /// How an `s3://` store signs, said by its 401/403 errors.
+    signing: Option<Signing>,
     store: Arc<dyn ObjectStore>,
     listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
@@ -104,11 +107,15 @@ impl AsyncRemoteStore {
     /// refuses its configuration.
     pub fn open(url: &str, options: &RemoteOptions) -> Result<Self, RemoteError> {
         let counters = Arc::new(Counters::default());
-        let super::build::Built { store, redactor } =
-            super::build::object_store(url, options, counters.clone())?;
+        let super::build::Built {
+            store,
+            redactor,
+            signing,
+        } = super::build::object_store(url, options, counters.clone())?;
         Ok(Self {
             url: shown_url(url),
             redactor,
+            signing,
             listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
@@ -142,11 +149,23 @@ impl AsyncRemoteStore {
     }
 
     /// A read error of `key`: its URL, then object_store's error and causes.
+    /// A 401/403 of an `s3://` store also says how the request was signed
+    /// and what to change.
     fn error(&self, key: &StoreKey, error: &object_store::Error) -> StorageError {
+        let mut text = error_chain(error);
+        if let (
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. },
+            Some(signing),
+        ) = (error, &self.signing)
+        {
+            text.push_str("; ");
+            text.push_str(&signing.describe());
+        }
         StorageError::Other(format!(
             "{}: {}",
             self.key_url(key),
-            self.redactor.text(&error_chain(error))
+            self.redactor.text(&text)
         ))
     }
 

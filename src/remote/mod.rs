@@ -41,6 +41,16 @@
 //! then `AWS_SKIP_SIGNATURE`. A 401/403 error says whether the request was
 //! signed, where the credentials came from, and what to change.
 //!
+//! Shard indexes are kept (up to [`RemoteOptions::shard_index_cache_bytes`],
+//! 64 MiB by default), so a window of a shard seen before costs its inner
+//! chunks' requests only. They cannot go stale: each keeps the version
+//! (ETag, else Last-Modified) of its shard, and later reads of the shard
+//! are conditional on it. A shard rewritten while the store is open fails
+//! the read that finds it with an error containing "the object changed
+//! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
+//! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
+//! (with the new index), zarrs' own `retrieve_*` methods return the error.
+//!
 //! No message shows a secret: a URL's user-info and query string (a
 //! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in
 //! every error, in `Display` and `Debug` of the stores, in
@@ -52,6 +62,7 @@ mod build;
 mod counting;
 mod credentials;
 mod error;
+mod index_cache;
 mod reader;
 mod redact;
 
@@ -98,12 +109,14 @@ pub struct RemoteOptions {
     /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
     /// applied over those from the environment. Empty by default.
     pub s3_config: Vec<(String, String)>,
-    /// Keep the shard indexes read (the last bytes of a shard, up to
-    /// 64 MiB in all), so that the next window of the same shard costs one
-    /// request instead of two. Only for stores that do not change while
-    /// they are open: a shard rewritten meanwhile would be read with its old
-    /// index. Off by default.
-    pub cache_shard_indexes: bool,
+    /// Bytes of shard indexes kept (default 64 MiB; 0 keeps none), so
+    /// that a window of a shard seen before costs its inner chunks only.
+    /// An index is kept with the version (ETag, else Last-Modified) of the
+    /// object it came from, and later reads of the shard are conditional on
+    /// it: a shard rewritten while the store is open is read anew, never
+    /// with its old index. A server that gives no version gets nothing
+    /// kept; an index larger than the limit is not kept.
+    pub shard_index_cache_bytes: usize,
 }
 
 impl RemoteOptions {
@@ -137,7 +150,7 @@ impl std::fmt::Debug for RemoteOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("anonymous", &self.anonymous)
             .field("s3_config", &s3_config)
-            .field("cache_shard_indexes", &self.cache_shard_indexes)
+            .field("shard_index_cache_bytes", &self.shard_index_cache_bytes)
             .finish()
     }
 }
@@ -151,7 +164,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(5),
             anonymous: None,
             s3_config: Vec::new(),
-            cache_shard_indexes: false,
+            shard_index_cache_bytes: 64 << 20,
         }
     }
 }

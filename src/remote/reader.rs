@@ -11,14 +11,29 @@
 //! ranges go to object_store's `get_ranges` (coalesced, separate requests,
 //! no `multipart/byteranges`), and every range returned is checked to be as
 //! long as asked for.
+//!
+//! Shard indexes are kept ([`IndexCache`], on by default, within
+//! [`RemoteOptions::shard_index_cache_bytes`]), so that a window of a shard
+//! seen before costs its inner chunks only. Each kept index keeps the
+//! version (ETag, else Last-Modified and size) of the response that carried
+//! it, and every later ranged read of that key is conditional on it
+//! (`If-Match`, else `If-Unmodified-Since`) and checked against the version
+//! the response shows. A changed object (412, or another version) drops
+//! the key's index and fails the read with [`OBJECT_CHANGED`] in its
+//! message, on which the crate's read path reads once more (and then reads
+//! the new index). A server that gives no version gets nothing kept.
+//!
+//! One case is not covered: a window whose inner chunks are all missing in
+//! a kept index sends no request, so it sees the shard as of that index.
 
-use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use futures::StreamExt;
+use futures::{StreamExt, TryFutureExt};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{
+    GetOptions, GetRange, OBJECT_STORE_COALESCE_DEFAULT, ObjectMeta, ObjectStore, ObjectStoreExt,
+};
 use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs::storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, Bytes,
@@ -28,9 +43,11 @@ use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
 use super::credentials::Signing;
+use super::index_cache::{IndexCache, same_version};
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
+use crate::read::OBJECT_CHANGED;
 
 /// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
 /// async API (`Array::async_open`, `async_retrieve_array_subset`, ...).
@@ -49,35 +66,24 @@ pub struct AsyncRemoteStore {
     store: Arc<dyn ObjectStore>,
     listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
-    /// Suffix reads (shard indexes at the end of their shard) kept, when
-    /// [`RemoteOptions::cache_shard_indexes`] is on.
-    suffixes: Option<Mutex<SuffixCache>>,
+    /// Shard indexes kept, with their objects' versions; `None` when
+    /// [`RemoteOptions::shard_index_cache_bytes`] is 0.
+    indexes: Option<Mutex<IndexCache>>,
 }
 
-/// The last bytes of objects, by key and length, up to a total size.
-#[derive(Default)]
-struct SuffixCache {
-    entries: HashMap<(String, u64), Bytes>,
-    bytes: usize,
+/// Why a read that may be conditional failed.
+enum Fetch {
+    /// object_store's error.
+    Store(object_store::Error),
+    /// The object is not the version a kept index came from: how it shows.
+    Changed(String),
 }
 
-impl SuffixCache {
-    /// Cached bytes kept at most; past it the cache starts again empty.
-    const LIMIT: usize = 64 << 20;
-
-    fn insert(&mut self, key: &StoreKey, len: u64, bytes: &Bytes) {
-        let entry = (key.as_str().to_string(), len);
-        // Two readers that missed the same suffix at once both insert it:
-        // the second replaces the first, whose bytes no longer count.
-        if let Some(replaced) = self.entries.remove(&entry) {
-            self.bytes -= replaced.len();
-        }
-        if self.bytes + bytes.len() > Self::LIMIT {
-            self.entries.clear();
-            self.bytes = 0;
-        }
-        self.bytes += bytes.len();
-        self.entries.insert(entry, bytes.clone());
+/// A version as messages show it.
+fn shown_version(meta: &ObjectMeta) -> String {
+    match &meta.e_tag {
+        Some(e_tag) => format!("ETag {e_tag}, {} bytes", meta.size),
+        None => format!("modified {}, {} bytes", meta.last_modified, meta.size),
     }
 }
 
@@ -119,9 +125,8 @@ impl AsyncRemoteStore {
             listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
-            suffixes: options
-                .cache_shard_indexes
-                .then(|| Mutex::new(SuffixCache::default())),
+            indexes: (options.shard_index_cache_bytes > 0)
+                .then(|| Mutex::new(IndexCache::new(options.shard_index_cache_bytes))),
         })
     }
 
@@ -206,9 +211,108 @@ impl AsyncRemoteStore {
         }
     }
 
-    async fn get_range(&self, path: &Path, range: GetRange) -> object_store::Result<Bytes> {
-        let options = GetOptions::new().with_range(Some(range));
-        self.store.get_opts(path, options).await?.bytes().await
+    /// The index cache, if on (a panic of another reader while holding
+    /// it leaves nothing half-done that matters: at worst an entry less).
+    fn indexes(&self) -> Option<MutexGuard<'_, IndexCache>> {
+        self.indexes
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// GET `range` of `path`, on condition that the object is still the
+    /// version `known` (that of a kept index): its bytes and the version
+    /// the response shows.
+    async fn fetch(
+        &self,
+        path: &Path,
+        range: GetRange,
+        known: Option<&ObjectMeta>,
+    ) -> Result<(Bytes, ObjectMeta), Fetch> {
+        let mut options = GetOptions::new().with_range(Some(range));
+        if let Some(known) = known {
+            options = match &known.e_tag {
+                Some(e_tag) => options.with_if_match(Some(e_tag.clone())),
+                None => options.with_if_unmodified_since(Some(known.last_modified)),
+            };
+        }
+        let result = match self.store.get_opts(path, options).await {
+            Ok(result) => result,
+            Err(object_store::Error::Precondition { .. }) => {
+                let known = known.map(shown_version).unwrap_or_default();
+                return Err(Fetch::Changed(format!(
+                    "the server refused a read on condition of the version its shard index came from ({known})"
+                )));
+            }
+            Err(error) => return Err(Fetch::Store(error)),
+        };
+        if let Some(known) = known
+            && !same_version(known, &result.meta)
+        {
+            return Err(Fetch::Changed(format!(
+                "its shard index came from {}, this read from {}",
+                shown_version(known),
+                shown_version(&result.meta)
+            )));
+        }
+        let meta = result.meta.clone();
+        let bytes = result.bytes().await.map_err(Fetch::Store)?;
+        Ok((bytes, meta))
+    }
+
+    /// The error of a failed [`fetch`](Self::fetch) of `key`; a changed
+    /// object also drops its kept index. `None` for a missing object.
+    fn fetch_error(&self, key: &StoreKey, error: Fetch) -> Option<StorageError> {
+        match error {
+            Fetch::Store(object_store::Error::NotFound { .. }) => None,
+            Fetch::Store(error) => Some(self.error(key, &error)),
+            Fetch::Changed(how) => {
+                if let Some(mut indexes) = self.indexes() {
+                    indexes.remove(key.as_str());
+                }
+                Some(StorageError::Other(format!(
+                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one",
+                    self.key_url(key),
+                    self.redactor.text(&how)
+                )))
+            }
+        }
+    }
+
+    /// A shard index: from the cache, or read alone and kept.
+    async fn index(&self, key: &StoreKey, range: ByteRange) -> Result<MaybeBytes, StorageError> {
+        let known = match self.indexes() {
+            Some(indexes) => {
+                if let Some(bytes) = indexes.get(key.as_str(), range) {
+                    return Ok(Some(bytes));
+                }
+                indexes.version(key.as_str())
+            }
+            None => None,
+        };
+        let (get_range, expected, what) = match range {
+            ByteRange::Suffix(len) => (GetRange::Suffix(len), len, format!("the last {len} bytes")),
+            ByteRange::FromStart(start, Some(len)) => (
+                GetRange::Bounded(start..start + len),
+                len,
+                format!("bytes {start}..{}", start + len),
+            ),
+            ByteRange::FromStart(start, None) => {
+                return Err(StorageError::Other(format!(
+                    "{}: bytes {start}.. are not a shard index",
+                    self.key_url(key)
+                )));
+            }
+        };
+        let path = Path::from(key.as_str());
+        let (bytes, meta) = match self.fetch(&path, get_range, known.as_ref()).await {
+            Ok(fetched) => fetched,
+            Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
+        };
+        let bytes = self.checked(key, &what, expected, bytes)?;
+        if let Some(mut indexes) = self.indexes() {
+            indexes.insert(key.as_str(), range, &bytes, &meta);
+        }
+        Ok(Some(bytes))
     }
 }
 
@@ -245,11 +349,26 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
         let path = Path::from(key.as_str());
         let result = match self.store.get(&path).await {
-            Ok(result) => result.bytes().await,
+            Ok(result) => {
+                // A whole object read of another version than a kept index.
+                if let Some(mut indexes) = self.indexes()
+                    && indexes
+                        .version(key.as_str())
+                        .is_some_and(|kept| !same_version(&kept, &result.meta))
+                {
+                    indexes.remove(key.as_str());
+                }
+                result.bytes().await
+            }
             Err(error) => Err(error),
         };
         match result {
-            Ok(bytes) => Ok(Some(bytes)),
+            Ok(bytes) => {
+                if let Some(mut indexes) = self.indexes() {
+                    indexes.note_metadata(key.as_str(), &bytes);
+                }
+                Ok(Some(bytes))
+            }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(error) => Err(self.error(key, &error)),
         }
@@ -266,16 +385,16 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.get(key).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
-        // A shard index at the end of its shard, read before.
-        if let ([ByteRange::Suffix(len)], Some(cache)) = (ranges.as_slice(), &self.suffixes) {
-            let cached = cache
-                .lock()
-                .ok()
-                .and_then(|c| c.entries.get(&(key.as_str().to_string(), *len)).cloned());
-            if let Some(bytes) = cached {
-                return Ok(Some(futures::stream::iter([Ok(bytes)]).boxed()));
-            }
+        // A shard index: kept, or read and kept.
+        if let [range] = ranges.as_slice()
+            && self
+                .indexes()
+                .is_some_and(|i| i.is_index_read(key.as_str(), *range))
+        {
+            let bytes = self.index(key, *range).await?;
+            return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
+        let known = self.indexes().and_then(|i| i.version(key.as_str()));
         let path = Path::from(key.as_str());
         let requests = ranges
             .iter()
@@ -295,22 +414,36 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 _ => None,
             })
             .collect();
+        let known = known.as_ref();
         let bounded_fetch = async {
             if bounded.is_empty() {
                 Ok(Vec::new())
             } else {
-                self.store.get_ranges(&path, &bounded).await
+                object_store::coalesce_ranges(
+                    &bounded,
+                    |range| {
+                        self.fetch(&path, GetRange::Bounded(range), known)
+                            .map_ok(|(bytes, _)| bytes)
+                    },
+                    OBJECT_STORE_COALESCE_DEFAULT,
+                )
+                .await
             }
         };
-        let open_fetch = futures::future::try_join_all(requests.iter().filter_map(|r| match r {
-            Request::Open(range) => Some(self.get_range(&path, range.clone())),
-            _ => None,
+        let open_fetch = futures::future::try_join_all(requests.iter().filter_map(|r| {
+            match r {
+                Request::Open(range) => Some(
+                    self.fetch(&path, range.clone(), known)
+                        .map_ok(|(bytes, _)| bytes),
+                ),
+                _ => None,
+            }
         }));
         let (bounded_bytes, open_bytes) = match futures::join!(bounded_fetch, open_fetch) {
             (Ok(bounded), Ok(open)) => (bounded, open),
-            (Err(object_store::Error::NotFound { .. }), _)
-            | (_, Err(object_store::Error::NotFound { .. })) => return Ok(None),
-            (Err(error), _) | (_, Err(error)) => return Err(self.error(key, &error)),
+            (Err(error), _) | (_, Err(error)) => {
+                return self.fetch_error(key, error).map_or(Ok(None), Err);
+            }
         };
         let (mut bounded_bytes, mut open_bytes) =
             (bounded_bytes.into_iter(), open_bytes.into_iter());
@@ -331,13 +464,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 }
                 Request::Open(GetRange::Suffix(len)) => {
                     let bytes = open_bytes.next().ok_or_else(missing)?;
-                    let bytes = self.checked(key, &format!("the last {len} bytes"), len, bytes);
-                    if let (Ok(bytes), Some(cache)) = (&bytes, &self.suffixes)
-                        && let Ok(mut cache) = cache.lock()
-                    {
-                        cache.insert(key, len, bytes);
-                    }
-                    bytes
+                    self.checked(key, &format!("the last {len} bytes"), len, bytes)
                 }
                 Request::Open(_) => open_bytes.next().ok_or_else(missing),
             });
@@ -401,17 +528,5 @@ mod tests {
             request(ByteRange::FromStart(7, Some(0))),
             Some(Request::Empty)
         ));
-    }
-
-    #[test]
-    fn a_suffix_cached_twice_counts_once() {
-        let key = StoreKey::new("c/0/0").unwrap();
-        let mut cache = SuffixCache::default();
-        cache.insert(&key, 16, &Bytes::from(vec![1u8; 16]));
-        cache.insert(&key, 16, &Bytes::from(vec![2u8; 16]));
-        assert_eq!(cache.bytes, 16);
-        assert_eq!(cache.entries.len(), 1);
-        cache.insert(&key, 8, &Bytes::from(vec![3u8; 8]));
-        assert_eq!(cache.bytes, 24);
     }
 }

@@ -78,13 +78,15 @@ fn read_all(url: &str, options: &RemoteOptions) -> Result<usize, String> {
         "/",
     )
     .unwrap();
-    let store = RemoteStore::open(url, options).map_err(|e| format!("open: {e}"))?;
-    let remote = Array::open(Arc::new(store), "/").map_err(|e| e.to_string())?;
+    // Display and Debug, both checked for secrets.
+    fn shown<E: std::fmt::Display + std::fmt::Debug>(error: E) -> String {
+        format!("{error} [Debug: {error:?}]")
+    }
+    let store = RemoteStore::open(url, options).map_err(|e| format!("open: {}", shown(e)))?;
+    let remote = Array::open(Arc::new(store), "/").map_err(shown)?;
     let all = local.subset_all();
     let want: ArrayBytes<'static> = local.retrieve_array_subset(&all).unwrap();
-    let got: ArrayBytes<'static> = remote
-        .retrieve_array_subset(&all)
-        .map_err(|e| e.to_string())?;
+    let got: ArrayBytes<'static> = remote.retrieve_array_subset(&all).map_err(shown)?;
     if want == got {
         Ok(want.size())
     } else {

@@ -305,3 +305,30 @@ fn a_server_without_versions_keeps_no_index_and_reads_right() {
         2,
     );
 }
+
+/// The async API: a rewritten shard reads its new values through
+/// `AsyncArrayReadExt` too.
+#[tokio::test(flavor = "current_thread")]
+async fn async_reads_see_a_rewritten_shard_too() {
+    use zarrs_extension_codecs::AsyncArrayReadExt;
+    use zarrs_extension_codecs::remote::AsyncRemoteStore;
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0];
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 1);
+    let server = PythonServer::http(root.path(), 0);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let store = Arc::new(AsyncRemoteStore::open(&url, &options()).unwrap());
+    let array = Array::async_open(store.clone(), "/").await.unwrap();
+    for version in [1, 2] {
+        if version == 2 {
+            write(&dir, layout, 2);
+        }
+        let got: Vec<u16> = array
+            .async_retrieve_array_subset_vec(&inner_window())
+            .await
+            .unwrap();
+        assert_eq!(got, values(version, &inner_window()), "version {version}");
+    }
+}

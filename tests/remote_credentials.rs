@@ -3,10 +3,11 @@
 //! user may read) and one without (a public bucket): keys from the
 //! environment, from a profile of a shared credentials file (named and
 //! default), from `s3_config`; an explicit `aws_skip_signature=false`
-//! honoured; a public bucket read unsigned with nothing in the environment,
-//! the instance metadata service pointed at loopback ports (closed, or
-//! silent); and the message of each 403 and each configuration that
-//! cannot be honoured.
+//! honoured; an instance role (a stand-in for the instance metadata
+//! service on loopback, handing out a role's credentials from moto's STS);
+//! a public bucket read unsigned with nothing in the environment, the
+//! metadata service pointed at loopback ports (closed, or silent); and the
+//! message of each 403 and each configuration that cannot be honoured.
 //!
 //! The environment is the process's, and changing it in a multi-threaded
 //! test binary is unsafe: each case runs [`child_reads`] in a child process
@@ -50,8 +51,8 @@ fn upload_root() -> &'static Path {
 
 /// The server with authentication enforced, `private` bucket, and its
 /// reader's keys.
-fn private() -> &'static (PythonServer, String, String) {
-    static SERVER: OnceLock<(PythonServer, String, String)> = OnceLock::new();
+fn private() -> &'static (PythonServer, String, String, u16) {
+    static SERVER: OnceLock<(PythonServer, String, String, u16)> = OnceLock::new();
     SERVER.get_or_init(|| PythonServer::s3_private("private", upload_root()))
 }
 
@@ -191,7 +192,7 @@ fn assert_err(what: &str, line: &str, parts: &[&str]) {
     for part in parts {
         assert!(line.contains(part), "{what}: no {part:?} in {line}");
     }
-    let (_, _, secret) = private();
+    let (_, _, secret, _) = private();
     for secret in [secret.as_str(), WRONG_SECRET] {
         assert!(!line.contains(secret), "{what}: a secret in {line}");
     }
@@ -211,7 +212,7 @@ fn private_endpoint() -> Vec<(&'static str, String)> {
 
 #[test]
 fn signed_reads_with_keys_from_the_environment() {
-    let (_, id, secret) = private();
+    let (_, id, secret, _) = private();
     let mut env = private_endpoint();
     env.extend([
         var("AWS_ACCESS_KEY_ID", id),
@@ -263,7 +264,7 @@ fn profile_files(dir: &Path, section: &str, id: &str, secret: &str) -> (PathBuf,
 
 #[test]
 fn signed_reads_with_a_profile() {
-    let (_, id, secret) = private();
+    let (_, id, secret, _) = private();
     let dir = tempfile::tempdir().unwrap();
     let (credentials, config) = profile_files(dir.path(), "reader", id, secret);
     let files = [
@@ -336,7 +337,7 @@ fn signed_reads_with_a_profile() {
 
 #[test]
 fn signed_reads_with_keys_in_s3_config() {
-    let (server, id, secret) = private();
+    let (server, id, secret, _) = private();
     let config = format!(
         "aws_endpoint_url={};aws_region=us-east-1;aws_access_key_id={id};aws_secret_access_key={secret}",
         server.url()
@@ -363,7 +364,7 @@ fn signed_reads_with_keys_in_s3_config() {
 
 #[test]
 fn an_explicit_choice_to_sign_wins_over_the_environment() {
-    let (_, id, secret) = private();
+    let (_, id, secret, _) = private();
     let mut env = private_endpoint();
     env.extend([
         var("AWS_ACCESS_KEY_ID", id),
@@ -493,5 +494,27 @@ fn a_public_bucket_reads_unsigned_with_nothing_in_the_environment() {
             "unsigned, as no credentials were found",
             "gave none within",
         ],
+    );
+}
+
+#[test]
+fn signed_reads_with_an_instance_role() {
+    let (_, _, _, metadata) = private();
+    let mut env = private_endpoint();
+    env.extend([
+        var(
+            "AWS_METADATA_ENDPOINT",
+            format!("http://127.0.0.1:{metadata}"),
+        ),
+        var("CHILD_URL", url("private")),
+    ]);
+    assert_ok("an instance role", &in_child(&env));
+    // The metadata service disabled: the same read goes unsigned, and is
+    // refused.
+    env.push(var("AWS_EC2_METADATA_DISABLED", "true"));
+    assert_err(
+        "the metadata service disabled",
+        &in_child(&env),
+        &["403", "unsigned, as no credentials were found"],
     );
 }

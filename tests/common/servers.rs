@@ -79,16 +79,18 @@ impl PythonServer {
     }
 
     /// moto's S3 server with authentication enforced, `bucket` holding the
-    /// Zarr stores under `root`, private; and the access key id and secret
-    /// key of the one IAM user that may read it.
-    pub fn s3_private(bucket: &str, root: &Path) -> (Self, String, String) {
+    /// Zarr stores under `root`, private; the access key id and secret key
+    /// of the one IAM user that may read it; and the port of a stand-in
+    /// for the instance metadata service that hands out the credentials of
+    /// a role that may read it too.
+    pub fn s3_private(bucket: &str, root: &Path) -> (Self, String, String, u16) {
         let server = Self::start(
             "serve_s3.py",
             &["--auth".to_string(), format!("{bucket}={}", root.display())],
         );
-        let [id, secret] = <[String; 2]>::try_from(server.extra.clone())
-            .expect("serve_s3.py --auth prints PORT KEY_ID SECRET");
-        (server, id, secret)
+        let [id, secret, metadata] = <[String; 3]>::try_from(server.extra.clone())
+            .expect("serve_s3.py --auth prints PORT KEY_ID SECRET METADATA_PORT");
+        (server, id, secret, metadata.parse().unwrap())
     }
 
     /// `http://127.0.0.1:PORT` (no trailing slash).

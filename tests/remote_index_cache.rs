@@ -7,11 +7,14 @@
 //! still reads right. A second window of a shard whose index is kept costs
 //! the inner chunk's request only.
 //!
-//! The stores are made here with zarrs: version 1 leaves the first inner
-//! chunk of each shard at the fill value (so it is not stored), version 2
-//! fills every inner chunk with other values, so the offsets of the
-//! inner chunks move: read with version 1's index, version 2's bytes give
-//! wrong values (without compression or `crc32c`, silently).
+//! The stores are made here with zarrs. Odd versions leave the first
+//! inner chunk of each shard at the fill value (so it is not stored), even
+//! versions fill every inner chunk, with other values each time, so the
+//! offsets of the inner chunks move from one version to the next: read
+//! with the index of the one before, a version's bytes give wrong values
+//! (without compression or `crc32c`, silently). An index with a missing
+//! inner chunk is not kept (a window of that chunk alone sends no request
+//! that could see a rewrite): version 1 to 2 checks that.
 #![cfg(feature = "remote")]
 
 mod common;
@@ -88,11 +91,11 @@ fn nonzero(values: &[u64]) -> Vec<NonZeroU64> {
         .collect()
 }
 
-/// The values of `version` at (row, column): version 1 is 0 (the fill
+/// The values of `version` at (row, column): odd versions are 0 (the fill
 /// value) in the first inner chunk of each shard.
 fn value(version: u16, row: u64, column: u64) -> u16 {
     let first_inner = row % 8 < 4 && column % 8 < 4;
-    if version == 1 && first_inner {
+    if version % 2 == 1 && first_inner {
         0
     } else {
         version * 1000 + (row * 16 + column) as u16
@@ -256,9 +259,22 @@ fn a_shard_rewritten_while_a_store_is_open_reads_its_new_values() {
             .iter()
             .map(|(_, store)| Array::open(store.clone(), "/").unwrap())
             .collect::<Vec<_>>();
+        let rewrite = |version: u16| {
+            write(&root.path().join(&name), layout, version);
+            upload_shards(&s3.url(), "cache", &name, &root.path().join(&name));
+        };
+        // Version 1: a window of the missing first inner chunk. Its index
+        // is not kept (it has a missing chunk): after the rewrite, the
+        // same window reads the new values.
+        let missing = ArraySubset::new_with_ranges(&[0..4, 0..4]);
+        for ((what, _), array) in stores.iter().zip(&arrays) {
+            assert_reads(&format!("{what} {layout:?} version 1"), array, &missing, 1);
+        }
+        rewrite(2);
         for ((what, store), array) in stores.iter().zip(&arrays) {
-            let what = format!("{what} {layout:?} version 1");
-            assert_reads(&what, array, &inner_window(), 1);
+            let what = format!("{what} {layout:?} version 2");
+            assert_reads(&what, array, &missing, 2);
+            assert_reads(&what, array, &inner_window(), 2);
             // The index is kept: a second window of the shard is one
             // request.
             store.reset_fetched();
@@ -266,15 +282,16 @@ fn a_shard_rewritten_while_a_store_is_open_reads_its_new_values() {
                 &what,
                 array,
                 &ArraySubset::new_with_ranges(&[4..8, 4..8]),
-                1,
+                2,
             );
             assert_eq!(store.fetched().requests, 1, "{what}: {:?}", store.fetched());
         }
-        write(&root.path().join(&name), layout, 2);
-        upload_shards(&s3.url(), "cache", &name, &root.path().join(&name));
+        // Version 3 moves the inner chunks: read with the kept index of
+        // version 2, they would be the wrong ones.
+        rewrite(3);
         for ((what, _), array) in stores.iter().zip(&arrays) {
             for window in &windows {
-                assert_reads(&format!("{what} {layout:?} version 2"), array, window, 2);
+                assert_reads(&format!("{what} {layout:?} version 3"), array, window, 3);
             }
         }
     }

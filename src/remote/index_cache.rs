@@ -32,6 +32,15 @@ pub(crate) fn same_version(a: &ObjectMeta, b: &ObjectMeta) -> bool {
         }
 }
 
+/// Whether the shard index `index` marks an inner chunk missing (offset
+/// and length all ones: the same bytes in either byte order). A trailing
+/// checksum (the 4 bytes past the last whole entry) is not looked at.
+pub(crate) fn has_missing_chunk(index: &[u8]) -> bool {
+    index
+        .chunks_exact(16)
+        .any(|entry| entry.iter().all(|&b| b == 0xff))
+}
+
 /// The length of a shard index at the start of each shard of the array
 /// whose `zarr.json` is `metadata`: `None` unless its codecs hold
 /// `sharding_indexed` with `index_location: "start"` and index codecs of a
@@ -312,6 +321,18 @@ mod tests {
         assert!(!same_version(&meta(None, 5), &meta(None, 6)));
         assert!(!has_version(&meta(None, 5)));
         assert!(has_version(&meta(Some("x"), 5)));
+    }
+
+    #[test]
+    fn missing_chunks_in_an_index() {
+        let mut index = vec![0u8; 16 * 3 + 4];
+        assert!(!has_missing_chunk(&index));
+        index[48..52].fill(0xff); // the checksum
+        assert!(!has_missing_chunk(&index));
+        index[16..31].fill(0xff);
+        assert!(!has_missing_chunk(&index));
+        index[31] = 0xff;
+        assert!(has_missing_chunk(&index));
     }
 
     #[test]

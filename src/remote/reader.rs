@@ -23,8 +23,10 @@
 //! message, on which the crate's read path reads once more (and then reads
 //! the new index). A server that gives no version gets nothing kept.
 //!
-//! One case is not covered: a window whose inner chunks are all missing in
-//! a kept index sends no request, so it sees the shard as of that index.
+//! An index with a missing inner chunk (offset and length all ones) is not
+//! kept: a window of missing chunks only sends no request, so nothing
+//! would check the version. Such shards cost their index's request on
+//! every window, as with no cache.
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -43,7 +45,7 @@ use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
 use super::credentials::Signing;
-use super::index_cache::{IndexCache, same_version};
+use super::index_cache::{IndexCache, has_missing_chunk, same_version};
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -309,7 +311,12 @@ impl AsyncRemoteStore {
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
         let bytes = self.checked(key, &what, expected, bytes)?;
-        if let Some(mut indexes) = self.indexes() {
+        // An index with a missing inner chunk is not kept: a window of
+        // missing chunks only would send no request at all, so nothing
+        // would check that the shard is still this version.
+        if let Some(mut indexes) = self.indexes()
+            && !has_missing_chunk(&bytes)
+        {
             indexes.insert(key.as_str(), range, &bytes, &meta);
         }
         Ok(Some(bytes))

@@ -1,11 +1,17 @@
 //! The shard indexes a remote store keeps, each with the version of the
 //! object it was read from, within a limit of bytes.
 //!
-//! What is kept: a read of one range that is a suffix (a shard index at the
-//! end of its shard) or a prefix whose length fits an index (`16 n` or
-//! `16 n + 4` bytes: `index_location: "start"`), from a response that gave
-//! a version (an ETag, else Last-Modified with the size). The store makes
-//! every later ranged read of that key conditional on the version (see
+//! What is kept: a read of one range that is a suffix (zarrs reads a shard
+//! index at the end of its shard so, and nothing else), or a prefix of the
+//! exact length of the shard index of an array whose `zarr.json`, read
+//! through the same store, says `index_location: "start"` (an inner chunk
+//! at the start of a shard whose index is at the end is read the same way,
+//! and must not be kept: it would be served without a request, so without
+//! a check of its version); from a response that gave a version (an ETag,
+//! else Last-Modified with the size); unless the index marks an inner chunk
+//! missing (a window of missing chunks only sends no request, so nothing
+//! would check the version). The store makes every later ranged read of
+//! that key conditional on the version (see
 //! [`AsyncRemoteStore`](super::AsyncRemoteStore)), so an index kept from
 //! an older version is never paired with chunks of a newer one.
 

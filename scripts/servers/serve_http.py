@@ -1,6 +1,7 @@
 """Serve a directory over HTTP with Starlette's StaticFiles under uvicorn.
 
-    python serve_http.py ROOT [--latency-ms 20] [--require-query NAME=VALUE] [--no-versions]
+    python serve_http.py ROOT [--latency-ms 20] [--require-query NAME=VALUE]
+                         [--no-versions | --no-etag]
 
 A standard server, not one written for a client: single ranges are answered
 with 206, several with multipart/byteranges (RFC 9110), HEAD too. Binds a
@@ -15,7 +16,8 @@ POST /__reset), for counting what a reader fetched.
 --require-query answers 403 to every request whose query string lacks
 NAME=VALUE (a SAS-style token; StaticFiles itself ignores query strings).
 --no-versions strips ETag and Last-Modified from every response (a server
-that gives no object version).
+that gives no object version); --no-etag strips ETag only (a version by
+Last-Modified alone).
 """
 
 from __future__ import annotations
@@ -55,12 +57,12 @@ class Counting:
         app,
         latency: float,
         required: tuple[str, str] | None = None,
-        no_versions: bool = False,
+        stripped: tuple[bytes, ...] = (),
     ) -> None:
         self.app = app
         self.latency = latency
         self.required = required
-        self.no_versions = no_versions
+        self.stripped = stripped
         self.requests = 0
         self.bytes = 0
 
@@ -97,11 +99,10 @@ class Counting:
         async def counting_send(message) -> None:
             if message["type"] == "http.response.body":
                 self.bytes += len(message.get("body", b""))
-            if message["type"] == "http.response.start" and self.no_versions:
-                stripped = (b"etag", b"last-modified")
+            if message["type"] == "http.response.start" and self.stripped:
                 message = dict(message)
                 message["headers"] = [
-                    (k, v) for k, v in message["headers"] if k.lower() not in stripped
+                    (k, v) for k, v in message["headers"] if k.lower() not in self.stripped
                 ]
             await send(message)
 
@@ -114,6 +115,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--require-query", default=None)
     parser.add_argument("--no-versions", action="store_true")
+    parser.add_argument("--no-etag", action="store_true")
     args = parser.parse_args()
     required = None
     if args.require_query is not None:
@@ -123,7 +125,10 @@ def main() -> None:
     # Mounted in an application, so that a missing file is a 404 (StaticFiles
     # alone raises, which uvicorn answers with 500).
     files = Starlette(routes=[Mount("/", app=StaticFiles(directory=args.root))])
-    app = Counting(files, args.latency_ms / 1000, required, args.no_versions)
+    stripped = (
+        (b"etag", b"last-modified") if args.no_versions else (b"etag",) if args.no_etag else ()
+    )
+    app = Counting(files, args.latency_ms / 1000, required, stripped)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit this on Linux: without it, a response written

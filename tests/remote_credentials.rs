@@ -286,6 +286,19 @@ fn signed_reads_with_a_profile() {
     ];
     assert_ok("the default profile", &in_child(&env));
 
+    // Files named with `~/`, as the AWS CLI takes them.
+    let elsewhere = home.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    profile_files(&elsewhere, "reader", id, secret);
+    let env = [
+        var("HOME", home.path().to_str().unwrap()),
+        var("AWS_SHARED_CREDENTIALS_FILE", "~/elsewhere/credentials"),
+        var("AWS_CONFIG_FILE", "~/elsewhere/config"),
+        var("AWS_PROFILE", "reader"),
+        var("CHILD_URL", url("private")),
+    ];
+    assert_ok("files under ~/", &in_child(&env));
+
     // Wrong keys in the profile: the 403 names the profile and its file.
     let wrong = tempfile::tempdir().unwrap();
     let (credentials, config) = profile_files(wrong.path(), "reader", id, WRONG_SECRET);

@@ -337,11 +337,16 @@ fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// `AWS_VARIABLE`, else `~/.aws/NAME`.
+/// `AWS_VARIABLE` (a leading `~/` is the home directory, as the AWS CLI
+/// reads it), else `~/.aws/NAME`.
 fn shared_file(variable: &str, name: &str) -> Option<PathBuf> {
-    env(variable)
-        .map(PathBuf::from)
-        .or_else(|| home().map(|h| h.join(".aws").join(name)))
+    match env(variable) {
+        Some(path) => match path.strip_prefix("~/") {
+            Some(rest) => home().map(|h| h.join(rest)),
+            None => Some(PathBuf::from(path)),
+        },
+        None => home().map(|h| h.join(".aws").join(name)),
+    }
 }
 
 /// The static keys of the profile `AWS_PROFILE` (else `default`).

@@ -244,7 +244,7 @@ impl Source {
             .map(Arc::new)
             .map_err(|e| error(e.to_string()))?;
         Ok(Self {
-            location: url.to_string(),
+            location: store.url().to_string(),
             store: store.clone(),
             directory: None,
             remote: Some(store),

@@ -157,8 +157,10 @@ fn main() {
     let server = url.split('/').take(3).collect::<Vec<_>>().join("/");
     zarrs_extension_codecs::register_overrides();
 
-    // Sync API.
-    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    // Sync API, no shard index kept.
+    let mut uncached = RemoteOptions::default();
+    uncached.shard_index_cache_bytes = 0;
+    let store = Arc::new(RemoteStore::open(&url, &uncached).unwrap());
     let array = Array::open(store.clone(), "/").unwrap();
     let shape = array.shape().to_vec();
     let all = array.subset_all();
@@ -176,10 +178,9 @@ fn main() {
         array.retrieve_array_subset_vec(window).unwrap()
     });
 
-    // Sync API with the shard indexes kept (`cache_shard_indexes`); warm:
-    // every shard's index once.
-    let mut cached = RemoteOptions::default();
-    cached.cache_shard_indexes = true;
+    // Sync API with the shard indexes kept (the default); warm: every
+    // shard's index once.
+    let cached = RemoteOptions::default();
     let array = Array::open(Arc::new(RemoteStore::open(&url, &cached).unwrap()), "/").unwrap();
     time_windows(
         "zarrs sync, indexes cached",
@@ -197,7 +198,7 @@ fn main() {
         .build()
         .unwrap();
     for (side, options) in [
-        ("zarrs sync, 16-thread pool", RemoteOptions::default()),
+        ("zarrs sync, 16-thread pool", uncached.clone()),
         ("zarrs sync, 16-thread pool, indexes cached", cached.clone()),
     ] {
         let array = Array::open(Arc::new(RemoteStore::open(&url, &options).unwrap()), "/").unwrap();

@@ -20,12 +20,17 @@
 //! requests. Any data type
 //! zarrs has: numeric ones (sub-byte and 8-bit floats too) get min / max,
 //! `bool` a count of `true`, the others (complex, strings, ...) their values.
-//! A progress bar appears on stderr when reading takes more than a moment.
+//! On a terminal, a read that takes more than two seconds shows a progress
+//! line on stderr (bytes fetched, chunks decoded, rate), cleared at the
+//! end; piped or redirected, nothing.
 
-use std::io::Write;
+#[path = "inspect/progress.rs"]
+pub mod progress;
+
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value as Json;
 use zarrs::array::{Array, ArrayBytes, ArraySubset, DataType, FillValue};
@@ -62,23 +67,45 @@ fn main() {
     }
 }
 
-/// Run with `args` (as on the command line), printing to stdout.
+/// Run with `args` (as on the command line), printing to stdout, with a
+/// progress line on stderr if it is a terminal.
 pub fn inspect_to_stdout(args: &[String]) -> Result<(), InspectError> {
-    let stdout = std::io::stdout();
-    inspect(args, &mut stdout.lock())
+    let progress = progress::Progress::for_stderr(std::io::stderr().is_terminal());
+    inspect_to_stdout_with(args, progress.as_ref())
 }
 
-/// Run with `args` (as on the command line), printing to `out`.
+/// [`inspect_to_stdout`] with `progress` (none: no progress line).
+pub fn inspect_to_stdout_with(
+    args: &[String],
+    progress: Option<&progress::Progress>,
+) -> Result<(), InspectError> {
+    let stdout = std::io::stdout();
+    run(args, &[], &mut stdout.lock(), progress)
+}
+
+/// Run with `args` (as on the command line), printing to `out`, without
+/// progress.
+#[allow(dead_code)] // for the tests that include this file
 pub fn inspect(args: &[String], out: &mut dyn Write) -> Result<(), InspectError> {
     inspect_with(args, &[], out)
 }
 
 /// [`inspect`], with object_store S3 settings (`("aws_endpoint_url",
 /// "http://...")`, ...) over those of the environment, for `s3://` URLs.
+#[allow(dead_code)] // for the tests that include this file
 pub fn inspect_with(
     args: &[String],
     s3_config: &[(&str, &str)],
     out: &mut dyn Write,
+) -> Result<(), InspectError> {
+    run(args, s3_config, out, None)
+}
+
+fn run(
+    args: &[String],
+    s3_config: &[(&str, &str)],
+    out: &mut dyn Write,
+    progress: Option<&progress::Progress>,
 ) -> Result<(), InspectError> {
     // This crate's bytes / transpose / packbits / zarrs.vlen read what
     // zarrs' built-ins cannot (see the README); scale_offset and cast_value
@@ -90,7 +117,14 @@ pub fn inspect_with(
     let node = source.node_metadata(&array_path)?;
     let print = |e: std::io::Error| error(format!("cannot write the output: {e}"));
     match node["node_type"].as_str() {
-        Some("array") => print_array(&source, &array_path, &node, args.window.as_deref(), out),
+        Some("array") => print_array(
+            &source,
+            &array_path,
+            &node,
+            args.window.as_deref(),
+            out,
+            progress,
+        ),
         Some("group") => {
             let arrays = source.arrays_in_group(&array_path, &node)?;
             writeln!(out, "group      {}", source.describe(&array_path)).map_err(print)?;
@@ -210,7 +244,7 @@ impl Source {
             .map(Arc::new)
             .map_err(|e| error(e.to_string()))?;
         Ok(Self {
-            location: url.to_string(),
+            location: store.url().to_string(),
             store: store.clone(),
             directory: None,
             remote: Some(store),
@@ -238,13 +272,19 @@ impl Source {
 
     /// `fetched    N bytes in M requests`, for a remote store.
     fn fetched(&self) -> Option<String> {
+        self.fetched_counts()
+            .map(|f| format!("{} bytes in {} requests", f.bytes, f.requests))
+    }
+
+    /// What a remote store has fetched so far.
+    fn fetched_counts(&self) -> Option<progress::Fetched> {
         #[cfg(feature = "remote")]
         if let Some(remote) = &self.remote {
             let fetched = remote.fetched();
-            return Some(format!(
-                "{} bytes in {} requests",
-                fetched.bytes, fetched.requests
-            ));
+            return Some(progress::Fetched {
+                bytes: fetched.bytes,
+                requests: fetched.requests,
+            });
         }
         None
     }
@@ -398,6 +438,7 @@ fn print_array(
     node: &Json,
     window: Option<&[std::ops::Range<u64>]>,
     out: &mut dyn Write,
+    progress: Option<&progress::Progress>,
 ) -> Result<(), InspectError> {
     let described = source.describe(path);
     // The crate's advice for a codec or data type zarrs cannot open (the
@@ -427,21 +468,31 @@ fn print_array(
             error_chain(e.as_ref())
         ))
     };
+    let fetched = || source.fetched_counts();
     let (stats, corner, corner_bytes) = match &window {
         None => {
+            let chunks = array
+                .chunks_in_array_subset(&array.subset_all())
+                .map_err(|e| cannot_read(Box::new(e)))?
+                .ok_or_else(|| {
+                    cannot_read("the chunk grid does not say which chunks cover the array".into())
+                })?;
             let (stats, first_chunk) =
-                read_all(&array, &data_type, &fill_value).map_err(cannot_read)?;
+                progress::run(progress, Some(chunks.num_elements()), &fetched, |decoded| {
+                    read_all(&array, &chunks, &data_type, &fill_value, decoded)
+                })
+                .map_err(cannot_read)?;
             let (corner, bytes) =
                 read_corner(&array, &data_type, first_chunk).map_err(cannot_read)?;
             (stats, corner, bytes)
         }
-        Some(window) => source
-            .io_pool()
-            .install(|| {
+        Some(window) => progress::run(progress, None, &fetched, |_| {
+            source.io_pool().install(|| {
                 read_window(&array, window, &data_type, &fill_value)
                     .map_err(|e| error_chain(e.as_ref()))
             })
-            .map_err(|e| error(format!("cannot read {described}: {e}")))?,
+        })
+        .map_err(|e| error(format!("cannot read {described}: {e}")))?,
     };
 
     let mut text = String::new();
@@ -606,29 +657,26 @@ fn new_stats(data_type: &DataType) -> Stats {
 /// store then has several requests in flight).
 const BATCH_BYTES: u64 = 256 << 20;
 
-/// Read the array chunk by chunk (in parallel batches), counting, with a
-/// progress bar on stderr once reading has taken more than half a second;
-/// also the first chunk's elements, for the corner.
+/// Read the array's `chunks` one by one (in parallel batches), counting,
+/// and adding each to `done` (for the progress line); also the first
+/// chunk's elements, for the corner.
 fn read_all(
     array: &Array<dyn ReadableStorageTraits>,
+    chunks: &zarrs::array::ArraySubset,
     data_type: &DataType,
     fill_value: &FillValue,
+    done: &AtomicU64,
 ) -> Result<(Stats, Option<ArrayBytes<'static>>), Box<dyn std::error::Error>> {
     use rayon::prelude::*;
     let mut stats = new_stats(data_type);
     let fill = fill_value.as_ne_bytes();
-    let Some(chunks) = array.chunks_in_array_subset(&array.subset_all())? else {
-        return Err("the chunk grid does not say which chunks cover the array".into());
-    };
     let chunk_bytes = array
         .chunk_subset(&vec![0; array.dimensionality()])?
         .num_elements()
         * data_type.fixed_size().unwrap_or(16) as u64;
     let batch = (BATCH_BYTES / chunk_bytes.max(1)).clamp(1, 64) as usize;
     let indices: Vec<Vec<u64>> = chunks.indices().into_iter().map(|c| c.to_vec()).collect();
-    let mut progress = Progress::new(chunks.num_elements());
     let mut first = None;
-    let mut done = 0;
     for group in indices.chunks(batch) {
         let decoded: Vec<ArrayBytes<'static>> = group
             .par_iter()
@@ -641,11 +689,9 @@ fn read_all(
             if first.is_none() {
                 first = Some(bytes);
             }
-            done += 1;
-            progress.update(done);
+            done.fetch_add(1, Ordering::Relaxed);
         }
     }
-    progress.finish();
     Ok((stats, first))
 }
 
@@ -733,46 +779,6 @@ fn for_each_element(bytes: &ArrayBytes<'_>, data_type: &DataType, mut f: impl Fn
         }
         ArrayBytes::Optional(optional) => {
             for_each_element(optional.data(), data_type, f);
-        }
-    }
-}
-
-/// A progress bar on stderr, drawn only once reading has taken a moment.
-struct Progress {
-    total: u64,
-    start: Instant,
-    drawn: bool,
-}
-
-impl Progress {
-    const DELAY: Duration = Duration::from_millis(500);
-    const WIDTH: u64 = 40;
-
-    fn new(total: u64) -> Self {
-        Self {
-            total,
-            start: Instant::now(),
-            drawn: false,
-        }
-    }
-
-    fn update(&mut self, done: u64) {
-        if self.start.elapsed() < Self::DELAY || self.total == 0 {
-            return;
-        }
-        let filled = done * Self::WIDTH / self.total;
-        eprint!(
-            "\r[{}{}] {done}/{} chunks",
-            "#".repeat(filled as usize),
-            ".".repeat((Self::WIDTH - filled) as usize),
-            self.total
-        );
-        self.drawn = true;
-    }
-
-    fn finish(&self) {
-        if self.drawn {
-            eprintln!();
         }
     }
 }

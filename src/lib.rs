@@ -85,3 +85,24 @@ pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
 };
+
+/// The Rust blocks of the README and of `docs/` as doc tests: `cargo test
+/// --doc` compiles them, and runs those not marked `no_run`. Pages with a
+/// block that needs feature `remote` are tested with it on (as the test
+/// command does). `tests/docs.rs` fails when a page with a Rust block is
+/// missing here.
+#[cfg(doctest)]
+mod docs {
+    #[cfg(feature = "remote")]
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[cfg(feature = "remote")]
+    #[doc = include_str!("../docs/stores-and-remote.md")]
+    mod stores_and_remote {}
+    #[doc = include_str!("../docs/errors.md")]
+    mod errors {}
+    #[doc = include_str!("../docs/overrides.md")]
+    mod overrides {}
+    #[doc = include_str!("../docs/reading-fast.md")]
+    mod reading_fast {}
+}

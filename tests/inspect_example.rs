@@ -307,3 +307,197 @@ fn arrays_inside_groups() {
     let over_http = run(&[&url, "--array", "/bands/mask"]).unwrap();
     assert_eq!(field(&over_http, "codecs"), "bytes");
 }
+
+// The progress line: its text, the terminal decision, drawing and clearing,
+// and nothing on a pipe.
+
+use inspect::progress::{self, Fetched, Progress, Snapshot};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+#[test]
+fn progress_line_text() {
+    let remote = Snapshot {
+        elapsed: Duration::from_secs(8),
+        // 412 MiB in 8 s: 51.5 MiB/s.
+        fetched: Some(Fetched {
+            bytes: 412 * 1024 * 1024,
+            requests: 96,
+        }),
+        chunks: Some((37, 128)),
+    };
+    assert_eq!(
+        progress::line(&remote),
+        "fetched 412.0 MiB in 96 requests, 37/128 chunks decoded, 51.5 MiB/s, 8.0 s"
+    );
+    let local = Snapshot {
+        elapsed: Duration::from_millis(4000),
+        fetched: None,
+        chunks: Some((10, 40)),
+    };
+    assert_eq!(
+        progress::line(&local),
+        "10/40 chunks decoded, 2.5 chunks/s, 4.0 s"
+    );
+    // A remote window: bytes only (zarrs reads a window in one call).
+    let window = Snapshot {
+        elapsed: Duration::from_millis(2500),
+        fetched: Some(Fetched {
+            bytes: 1536,
+            requests: 3,
+        }),
+        chunks: None,
+    };
+    assert_eq!(
+        progress::line(&window),
+        "fetched 1.5 KiB in 3 requests, 614 B/s, 2.5 s"
+    );
+    let local_window = Snapshot {
+        elapsed: Duration::from_millis(2500),
+        fetched: None,
+        chunks: None,
+    };
+    assert_eq!(progress::line(&local_window), "reading, 2.5 s");
+    assert_eq!(progress::human_bytes(1023.0), "1023 B");
+    assert_eq!(
+        progress::human_bytes(3.0 * 1024.0 * 1024.0 * 1024.0),
+        "3.0 GiB"
+    );
+}
+
+#[test]
+fn progress_only_on_a_terminal() {
+    assert!(Progress::for_stderr(false).is_none());
+    assert!(Progress::for_stderr(true).is_some());
+}
+
+/// A writer whose bytes the test can read afterwards.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[test]
+fn progress_draws_in_place_and_clears_at_the_end() {
+    let sink = Shared::default();
+    let shown =
+        Progress::new(Box::new(sink.clone())).with_timing(Duration::ZERO, Duration::from_millis(5));
+    let fetched = || {
+        Some(Fetched {
+            bytes: 2048,
+            requests: 2,
+        })
+    };
+    let answer = progress::run(Some(&shown), Some(4), &fetched, |done| {
+        done.fetch_add(4, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(50));
+        42
+    });
+    assert_eq!(answer, 42);
+    let text = sink.text();
+    // Each redraw goes back to the line's start and erases its rest; the
+    // last one erases the line.
+    assert!(
+        text.starts_with("\rfetched 2.0 KiB in 2 requests, "),
+        "{text:?}"
+    );
+    assert!(text.contains("4/4 chunks decoded"), "{text:?}");
+    assert!(text.ends_with("\r\x1b[K"), "{text:?}");
+    assert!(!text.contains('\n'), "{text:?}");
+    assert!(
+        text.matches('\r').count() >= 3,
+        "redrawn, then cleared: {text:?}"
+    );
+
+    // A read shorter than the delay shows nothing at all.
+    let quiet_sink = Shared::default();
+    let quiet = Progress::new(Box::new(quiet_sink.clone()));
+    progress::run(Some(&quiet), Some(4), &|| None, |done| {
+        done.fetch_add(4, Ordering::Relaxed);
+    });
+    assert_eq!(quiet_sink.text(), "");
+}
+
+/// Run as a child process by [`no_progress_when_stderr_is_piped`], with
+/// stderr a pipe: inspect a store as `main` does, with progress from the
+/// first instant. Does nothing in a normal test run.
+#[test]
+fn child_for_progress_tests() {
+    let Ok(mode) = std::env::var("INSPECT_PROGRESS_CHILD") else {
+        return;
+    };
+    use std::io::IsTerminal;
+    let is_terminal = match mode.as_str() {
+        "decide" => std::io::stderr().is_terminal(),
+        "force" => true,
+        other => panic!("INSPECT_PROGRESS_CHILD={other}"),
+    };
+    let progress = Progress::for_stderr(is_terminal)
+        .map(|p| p.with_timing(Duration::ZERO, Duration::from_millis(1)));
+    // The store's directory, or its URL from the parent.
+    let store = std::env::var("INSPECT_PROGRESS_LOCATION").unwrap_or_else(|_| {
+        let path = fixtures_root().join("zarr-python/cv_f32_f64.zarr");
+        path.to_str().unwrap().to_string()
+    });
+    inspect::inspect_to_stdout_with(&[store], progress.as_ref()).unwrap();
+}
+
+#[test]
+fn no_progress_when_stderr_is_piped() {
+    let child_at = |mode: &str, location: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        if let Some(location) = location {
+            command.env("INSPECT_PROGRESS_LOCATION", location);
+        }
+        let output = command
+            .args(["--exact", "child_for_progress_tests", "--nocapture"])
+            .env("INSPECT_PROGRESS_CHILD", mode)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        assert!(stdout.contains("data type  float32"), "{stdout}");
+        stderr
+    };
+    let child = |mode: &str| child_at(mode, None);
+    // As main decides: a pipe is not a terminal, so nothing is drawn.
+    let piped = child("decide");
+    assert!(
+        !piped.contains('\r') && !piped.contains("chunks decoded"),
+        "{piped:?}"
+    );
+    // The same read with the decision forced draws on that pipe: what the
+    // first assertion would see if the decision were wrong.
+    let forced = child("force");
+    assert!(forced.starts_with('\r'), "{forced:?}");
+    assert!(forced.contains("/5 chunks decoded"), "{forced:?}");
+    assert!(forced.ends_with("\r\x1b[K"), "{forced:?}");
+
+    // Over HTTP the line counts what was fetched.
+    #[cfg(feature = "remote")]
+    {
+        let server = HttpServer::serve(&fixtures_root()).unwrap();
+        let url = format!("{}/zarr-python/cv_f32_f64.zarr", server.url());
+        let over_http = child_at("force", Some(&url));
+        assert!(over_http.starts_with("\rfetched "), "{over_http:?}");
+        assert!(over_http.contains(" requests, "), "{over_http:?}");
+        assert!(over_http.ends_with("\r\x1b[K"), "{over_http:?}");
+        assert!(!child_at("decide", Some(&url)).contains('\r'));
+    }
+}

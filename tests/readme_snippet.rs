@@ -1,12 +1,14 @@
 //! The README's "Use" program is `examples/use.rs` (which `cargo test
 //! --all-targets` compiles): this test fails if the two drift apart.
 
-/// The first ```` ```rust ```` block after `heading` in `markdown`.
+/// The first ```` ```rust ```` block after `heading` in `markdown` (its
+/// info string may go on: ```` ```rust no_run ````).
 fn rust_block_after<'a>(markdown: &'a str, heading: &str) -> &'a str {
     let section = &markdown[markdown
         .find(heading)
         .unwrap_or_else(|| panic!("README has no {heading:?} heading"))..];
-    let start = section.find("```rust\n").expect("no ```rust block") + "```rust\n".len();
+    let fence = section.find("```rust").expect("no ```rust block");
+    let start = fence + section[fence..].find('\n').expect("a ```rust line ends") + 1;
     let end = section[start..].find("```").expect("unterminated block");
     &section[start..start + end]
 }
@@ -37,6 +39,8 @@ fn readme_use_is_the_use_example() {
 fn the_comparison_sees_a_difference() {
     let readme = "# x\n\n## Use\n\n```rust\nfn main() {}\n```\n";
     assert_eq!(rust_block_after(readme, "\n## Use\n"), "fn main() {}\n");
+    let no_run = "# x\n\n## Use\n\n```rust no_run\nfn main() {}\n```\n";
+    assert_eq!(rust_block_after(no_run, "\n## Use\n"), "fn main() {}\n");
     assert_eq!(
         without_module_doc("//! a\n//! b\n\nfn main() {}\n"),
         "fn main() {}\n"

@@ -1,6 +1,7 @@
 """Serve a directory over HTTP with Starlette's StaticFiles under uvicorn.
 
-    python serve_http.py ROOT [--latency-ms 20]
+    python serve_http.py ROOT [--latency-ms 20] [--require-query NAME=VALUE]
+                         [--no-versions | --no-etag]
 
 A standard server, not one written for a client: single ranges are answered
 with 206, several with multipart/byteranges (RFC 9110), HEAD too. Binds a
@@ -11,6 +12,12 @@ listens; stops when stdin closes (its parent went away) or on SIGTERM.
 round trip, for the benchmarks). GET /__stats answers {"requests": N,
 "bytes": M} (requests and response body bytes since the last
 POST /__reset), for counting what a reader fetched.
+
+--require-query answers 403 to every request whose query string lacks
+NAME=VALUE (a SAS-style token; StaticFiles itself ignores query strings).
+--no-versions strips ETag and Last-Modified from every response (a server
+that gives no object version); --no-etag strips ETag only (a version by
+Last-Modified alone).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import json
 import socket
 import sys
 import threading
+import urllib.parse
 
 import uvicorn
 from starlette.applications import Starlette
@@ -28,12 +36,33 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 
-class Counting:
-    """ASGI middleware: latency, and request / body byte counts."""
+async def send_status(send, status: int) -> None:
+    """An empty response with `status`."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
-    def __init__(self, app, latency: float) -> None:
+
+class Counting:
+    """ASGI middleware: latency, request / body byte counts, the required
+    query parameter, and versions stripped."""
+
+    def __init__(
+        self,
+        app,
+        latency: float,
+        required: tuple[str, str] | None = None,
+        stripped: tuple[bytes, ...] = (),
+    ) -> None:
         self.app = app
         self.latency = latency
+        self.required = required
+        self.stripped = stripped
         self.requests = 0
         self.bytes = 0
 
@@ -61,10 +90,20 @@ class Counting:
         self.requests += 1
         if self.latency:
             await asyncio.sleep(self.latency)
+        if self.required is not None:
+            query = urllib.parse.parse_qsl(scope["query_string"].decode(), keep_blank_values=True)
+            if self.required not in query:
+                await send_status(send, 403)
+                return
 
         async def counting_send(message) -> None:
             if message["type"] == "http.response.body":
                 self.bytes += len(message.get("body", b""))
+            if message["type"] == "http.response.start" and self.stripped:
+                message = dict(message)
+                message["headers"] = [
+                    (k, v) for k, v in message["headers"] if k.lower() not in self.stripped
+                ]
             await send(message)
 
         await self.app(scope, receive, counting_send)
@@ -74,12 +113,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("root")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--require-query", default=None)
+    parser.add_argument("--no-versions", action="store_true")
+    parser.add_argument("--no-etag", action="store_true")
     args = parser.parse_args()
+    required = None
+    if args.require_query is not None:
+        name, value = args.require_query.split("=", 1)
+        required = (name, value)
 
     # Mounted in an application, so that a missing file is a 404 (StaticFiles
     # alone raises, which uvicorn answers with 500).
     files = Starlette(routes=[Mount("/", app=StaticFiles(directory=args.root))])
-    app = Counting(files, args.latency_ms / 1000)
+    stripped = (
+        (b"etag", b"last-modified") if args.no_versions else (b"etag",) if args.no_etag else ()
+    )
+    app = Counting(files, args.latency_ms / 1000, required, stripped)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit this on Linux: without it, a response written

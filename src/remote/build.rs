@@ -9,56 +9,98 @@ use object_store::prefix::PrefixStore;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
 use super::counting::{Counters, CountingStore};
+use super::credentials::{Decided, InstanceOrUnsigned, Signing};
+use super::redact::{Redactor, redact_url};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
 
-/// Environment variables that give the S3 store credentials other than an
-/// access key (web identity, container credentials): with none of them and
-/// no access key, `s3://` reads are anonymous.
-const CREDENTIAL_VARIABLES: [&str; 3] = [
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-];
+/// S3 settings whose values are credentials: never printed.
+pub(super) fn is_credential_setting(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["secret", "token", "access_key", "key_id", "password"]
+        .iter()
+        .any(|part| name.contains(part))
+}
+
+/// The store behind a URL, and what it must never print.
+pub(super) struct Built {
+    pub(super) store: Arc<dyn ObjectStore>,
+    pub(super) redactor: Redactor,
+    /// How an `s3://` store signs its requests.
+    pub(super) signing: Option<Signing>,
+}
+
+/// `url` split into the base object_store joins keys to (no trailing `/`)
+/// and its query string, which every request must carry (a SAS token).
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    let without_fragment = url.split('#').next().unwrap_or(url);
+    match without_fragment.split_once('?') {
+        Some((base, query)) => (base.trim_end_matches('/'), Some(query)),
+        None => (without_fragment.trim_end_matches('/'), None),
+    }
+}
 
 pub(super) fn object_store(
     url: &str,
     options: &RemoteOptions,
     counters: Arc<Counters>,
-) -> Result<Arc<dyn ObjectStore>, RemoteError> {
-    let configuration = |e: object_store::Error| RemoteError::Configuration {
-        url: url.to_string(),
-        message: error_chain(&e),
+) -> Result<Built, RemoteError> {
+    let mut redactor = Redactor::for_url(url);
+    for (name, value) in &options.s3_config {
+        if is_credential_setting(name) {
+            redactor.add(value);
+        }
+    }
+    for variable in ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+        if let Ok(value) = std::env::var(variable) {
+            redactor.add(&value);
+        }
+    }
+    let configuration = |redactor: &Redactor| {
+        let redactor = redactor.clone();
+        move |e: object_store::Error| RemoteError::Configuration {
+            url: redact_url(url),
+            message: redactor.text(&error_chain(&e)),
+        }
     };
     let retry = RetryConfig {
         backoff: BackoffConfig::default(),
         max_retries: options.max_retries,
         retry_timeout: options.retry_timeout,
     };
-    let trimmed = url.trim_end_matches('/');
-    if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
+    let (base, query) = split_query(url);
+    if base.starts_with("http://") || base.starts_with("https://") {
         let client = ClientOptions::new()
-            .with_allow_http(trimmed.starts_with("http://"))
+            .with_allow_http(base.starts_with("http://"))
             .with_timeout(options.timeout)
             .with_connect_timeout(options.connect_timeout);
+        // object_store's HTTP store joins each key to the path of this URL
+        // and keeps its query string: every request carries the token.
+        let joined = match query {
+            Some(query) => format!("{base}?{query}"),
+            None => base.to_string(),
+        };
         let store = HttpBuilder::new()
-            .with_url(trimmed)
+            .with_url(joined)
             .with_client_options(client)
             .with_retry(retry)
             .build()
-            .map_err(configuration)?;
-        return Ok(Arc::new(CountingStore::new(Arc::new(store), counters)));
-    }
-    let Some(rest) = trimmed.strip_prefix("s3://") else {
-        return Err(RemoteError::UnsupportedUrl {
-            url: url.to_string(),
+            .map_err(configuration(&redactor))?;
+        return Ok(Built {
+            store: Arc::new(CountingStore::new(Arc::new(store), counters)),
+            redactor,
+            signing: None,
         });
+    }
+    let unsupported = || RemoteError::UnsupportedUrl {
+        url: redact_url(url),
+    };
+    let Some(rest) = base.strip_prefix("s3://") else {
+        return Err(unsupported());
     };
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    if bucket.is_empty() {
-        return Err(RemoteError::UnsupportedUrl {
-            url: url.to_string(),
-        });
+    if bucket.is_empty() || query.is_some() || bucket.contains('@') {
+        return Err(unsupported());
     }
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
@@ -72,7 +114,7 @@ pub(super) fn object_store(
             format!("{}ms", options.connect_timeout.as_millis()),
         );
     for (name, value) in &options.s3_config {
-        let key: AmazonS3ConfigKey = name.parse().map_err(configuration)?;
+        let key: AmazonS3ConfigKey = name.parse().map_err(configuration(&redactor))?;
         builder = builder.with_config(key, value);
     }
     // A local endpoint (MinIO, moto, ...) is usually plain HTTP.
@@ -82,23 +124,40 @@ pub(super) fn object_store(
     {
         builder = builder.with_allow_http(true);
     }
-    let anonymous = options.anonymous.unwrap_or_else(|| {
-        builder
-            .get_config_value(&AmazonS3ConfigKey::AccessKeyId)
-            .is_none()
-            && std::env::var_os("AWS_SKIP_SIGNATURE").is_none()
-            && CREDENTIAL_VARIABLES
-                .iter()
-                .all(|v| std::env::var_os(v).is_none())
-    });
-    if anonymous {
-        builder = builder.with_skip_signature(true);
-    }
-    let store = builder.build().map_err(configuration)?;
-    let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(Arc::new(store), counters));
-    if prefix.is_empty() {
-        Ok(counting)
+    let decided = super::credentials::decide(builder, options).map_err(|message| {
+        RemoteError::Configuration {
+            url: redact_url(url),
+            message: redactor.text(&message),
+        }
+    })?;
+    let (store, signing): (Arc<dyn ObjectStore>, Signing) = match decided {
+        Decided::Builder(builder, signing) => {
+            // Keys read from a profile file are secrets too.
+            for key in [AmazonS3ConfigKey::SecretAccessKey, AmazonS3ConfigKey::Token] {
+                if let Some(value) = builder.get_config_value(&key) {
+                    redactor.add(&value);
+                }
+            }
+            let store = builder.build().map_err(configuration(&redactor))?;
+            (Arc::new(store), signing)
+        }
+        Decided::InstanceOrUnsigned(builder, chosen, signing) => {
+            let unsigned = builder.clone().with_skip_signature(true).build();
+            let signed = builder.build().map_err(configuration(&redactor))?;
+            let unsigned = Arc::new(unsigned.map_err(configuration(&redactor))?);
+            let store = InstanceOrUnsigned::new(signed, unsigned, chosen);
+            (Arc::new(store), signing)
+        }
+    };
+    let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(store, counters));
+    let store = if prefix.is_empty() {
+        counting
     } else {
-        Ok(Arc::new(PrefixStore::new(counting, prefix)))
-    }
+        Arc::new(PrefixStore::new(counting, prefix))
+    };
+    Ok(Built {
+        store,
+        redactor,
+        signing: Some(signing),
+    })
 }

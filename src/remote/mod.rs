@@ -26,18 +26,45 @@
 //! caller's tokio runtime.
 //!
 //! `s3://bucket/prefix` takes its settings from the usual AWS environment
-//! variables (`AWS_ENDPOINT_URL`, `AWS_REGION` / `AWS_DEFAULT_REGION`,
-//! `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, ...,
-//! as object_store's `AmazonS3Builder::from_env` reads them). With no
-//! credentials in the environment, requests are sent unsigned, which is
-//! what a public bucket needs; set `AWS_SKIP_SIGNATURE=false` (or
-//! [`RemoteOptions::anonymous`]) to use credentials from elsewhere, such as
-//! an instance profile.
+//! variables (`AWS_ENDPOINT_URL`, `AWS_REGION` / `AWS_DEFAULT_REGION`, ...,
+//! as object_store's `AmazonS3Builder::from_env` reads them) and
+//! [`RemoteOptions::s3_config`] over them. Requests are signed with
+//! credentials found as the AWS command line tools find them: keys in the
+//! options or the environment, a profile of the shared files
+//! (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`; static keys only,
+//! not SSO or `credential_process`), web identity, container credentials,
+//! an instance role. With none anywhere, requests go unsigned, which is
+//! what a public bucket needs; the instance metadata service is asked only
+//! at the first request and for at most [`INSTANCE_PROBE`]
+//! (`AWS_EC2_METADATA_DISABLED=true` skips it). An explicit choice wins:
+//! [`RemoteOptions::anonymous`], then `aws_skip_signature` in `s3_config`,
+//! then `AWS_SKIP_SIGNATURE`. A 401/403 error says whether the request was
+//! signed, where the credentials came from, and what to change.
+//!
+//! Shard indexes are kept (up to [`RemoteOptions::shard_index_cache_bytes`],
+//! 64 MiB by default), so a window of a shard seen before costs its inner
+//! chunks' requests only. They cannot go stale: each keeps the version
+//! (ETag, else Last-Modified) of its shard, and later reads of the shard
+//! are conditional on it. A shard rewritten while the store is open fails
+//! the read that finds it with an error containing "the object changed
+//! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
+//! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
+//! (with the new index), zarrs' own `retrieve_*` methods return the error.
+//!
+//! No message shows a secret: a URL's user-info and query string (a
+//! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in
+//! every error, in `Display` and `Debug` of the stores, in
+//! [`RemoteStore::url`]; credential values of `s3_config` are hidden in
+//! `Debug` of [`RemoteOptions`]. An HTTP store's query string is sent with
+//! every request.
 
 mod build;
 mod counting;
+mod credentials;
 mod error;
+mod index_cache;
 mod reader;
+mod redact;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,11 +78,16 @@ use zarrs::storage::{
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
+pub use credentials::INSTANCE_PROBE;
 pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
+pub use redact::redact_url;
 
 /// How a remote store connects and retries.
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` shows the names of the S3 settings and redacts the values of
+/// credentials (access key, secret key, session token) and of URLs.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RemoteOptions {
     /// Retries of a failed request (connection errors, dropped connections,
@@ -68,20 +100,23 @@ pub struct RemoteOptions {
     /// Time allowed for connecting. Default 5 s.
     pub connect_timeout: Duration,
     /// `s3://` only: send requests unsigned (`Some(true)`), signed
-    /// (`Some(false)`), or decide from the environment (`None`, the
-    /// default: unsigned when no credentials are set and
-    /// `AWS_SKIP_SIGNATURE` is not either).
+    /// (`Some(false)`: an error at open if no credentials are found), or
+    /// let `aws_skip_signature` in `s3_config`, `AWS_SKIP_SIGNATURE` or the
+    /// credentials found decide (`None`, the default: signed when
+    /// credentials are found, else unsigned).
     pub anonymous: Option<bool>,
     /// `s3://` only: object_store S3 settings by name (`aws_endpoint_url`,
     /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
     /// applied over those from the environment. Empty by default.
     pub s3_config: Vec<(String, String)>,
-    /// Keep the shard indexes read (the last bytes of a shard, up to
-    /// 64 MiB in all), so that the next window of the same shard costs one
-    /// request instead of two. Only for stores that do not change while
-    /// they are open: a shard rewritten meanwhile would be read with its old
-    /// index. Off by default.
-    pub cache_shard_indexes: bool,
+    /// Bytes of shard indexes kept (default 64 MiB; 0 keeps none), so
+    /// that a window of a shard seen before costs its inner chunks only.
+    /// An index is kept with the version (ETag, else Last-Modified) of the
+    /// object it came from, and later reads of the shard are conditional on
+    /// it: a shard rewritten while the store is open is read anew, never
+    /// with its old index. A server that gives no version gets nothing
+    /// kept; an index larger than the limit is not kept.
+    pub shard_index_cache_bytes: usize,
 }
 
 impl RemoteOptions {
@@ -94,6 +129,32 @@ impl RemoteOptions {
     }
 }
 
+impl std::fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s3_config: Vec<(&str, String)> = self
+            .s3_config
+            .iter()
+            .map(|(name, value)| {
+                let shown = if build::is_credential_setting(name) {
+                    "***".to_string()
+                } else {
+                    redact_url(value)
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("RemoteOptions")
+            .field("max_retries", &self.max_retries)
+            .field("retry_timeout", &self.retry_timeout)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("anonymous", &self.anonymous)
+            .field("s3_config", &s3_config)
+            .field("shard_index_cache_bytes", &self.shard_index_cache_bytes)
+            .finish()
+    }
+}
+
 impl Default for RemoteOptions {
     fn default() -> Self {
         Self {
@@ -103,7 +164,7 @@ impl Default for RemoteOptions {
             connect_timeout: Duration::from_secs(5),
             anonymous: None,
             s3_config: Vec::new(),
-            cache_shard_indexes: false,
+            shard_index_cache_bytes: 64 << 20,
         }
     }
 }
@@ -161,6 +222,12 @@ impl std::fmt::Debug for RemoteStore {
     }
 }
 
+impl std::fmt::Display for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.url())
+    }
+}
+
 impl RemoteStore {
     /// Open the store at `url` (see [`open_url`]) with `options`.
     ///
@@ -174,7 +241,7 @@ impl RemoteStore {
             .enable_all()
             .build()
             .map_err(|source| RemoteError::Runtime {
-                url: url.to_string(),
+                url: store.url().to_string(),
                 source,
             })?;
         Ok(Self {
@@ -183,7 +250,9 @@ impl RemoteStore {
         })
     }
 
-    /// The URL of the store (no trailing slash).
+    /// The URL of the store (no trailing slash), redacted as
+    /// [`redact_url`] shows it: no user-info, no query string. `Display`
+    /// shows the same.
     #[must_use]
     pub fn url(&self) -> &str {
         self.store.url()

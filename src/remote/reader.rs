@@ -11,14 +11,31 @@
 //! ranges go to object_store's `get_ranges` (coalesced, separate requests,
 //! no `multipart/byteranges`), and every range returned is checked to be as
 //! long as asked for.
+//!
+//! Shard indexes are kept ([`IndexCache`], on by default, within
+//! [`RemoteOptions::shard_index_cache_bytes`]), so that a window of a shard
+//! seen before costs its inner chunks only. Each kept index keeps the
+//! version (ETag, else Last-Modified and size) of the response that carried
+//! it, and every later ranged read of that key is conditional on it
+//! (`If-Match`, else `If-Unmodified-Since`) and checked against the version
+//! the response shows. A changed object (412, or another version) drops
+//! the key's index and fails the read with [`OBJECT_CHANGED`] in its
+//! message, on which the crate's read path reads once more (and then reads
+//! the new index). A server that gives no version gets nothing kept.
+//!
+//! An index with a missing inner chunk (offset and length all ones) is not
+//! kept: a window of missing chunks only sends no request, so nothing
+//! would check the version. Such shards cost their index's request on
+//! every window, as with no cache.
 
-use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use futures::StreamExt;
+use futures::{StreamExt, TryFutureExt};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{
+    GetOptions, GetRange, OBJECT_STORE_COALESCE_DEFAULT, ObjectMeta, ObjectStore, ObjectStoreExt,
+};
 use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator};
 use zarrs::storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, Bytes,
@@ -27,8 +44,12 @@ use zarrs::storage::{
 use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
+use super::credentials::Signing;
+use super::index_cache::{IndexCache, has_missing_chunk, same_version};
+use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
+use crate::read::OBJECT_CHANGED;
 
 /// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
 /// async API (`Array::async_open`, `async_retrieve_array_subset`, ...).
@@ -38,48 +59,49 @@ use crate::error_chain;
 /// implementation). [`RemoteStore`](super::RemoteStore) is the same store
 /// for zarrs' sync API.
 pub struct AsyncRemoteStore {
+    /// The URL, redacted: the only form any message shows.
     url: String,
+    /// The secrets of the URL and settings, kept out of messages.
+    redactor: Redactor,
+    /// How an `s3://` store signs, said by its 401/403 errors.
+    signing: Option<Signing>,
     store: Arc<dyn ObjectStore>,
     listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
-    /// Suffix reads (shard indexes at the end of their shard) kept, when
-    /// [`RemoteOptions::cache_shard_indexes`] is on.
-    suffixes: Option<Mutex<SuffixCache>>,
+    /// Shard indexes kept, with their objects' versions; `None` when
+    /// [`RemoteOptions::shard_index_cache_bytes`] is 0.
+    indexes: Option<Mutex<IndexCache>>,
 }
 
-/// The last bytes of objects, by key and length, up to a total size.
-#[derive(Default)]
-struct SuffixCache {
-    entries: HashMap<(String, u64), Bytes>,
-    bytes: usize,
+/// Why a read that may be conditional failed.
+enum Fetch {
+    /// object_store's error.
+    Store(object_store::Error),
+    /// The object is not the version a kept index came from: how it shows.
+    Changed(String),
 }
 
-impl SuffixCache {
-    /// Cached bytes kept at most; past it the cache starts again empty.
-    const LIMIT: usize = 64 << 20;
-
-    fn insert(&mut self, key: &StoreKey, len: u64, bytes: &Bytes) {
-        let entry = (key.as_str().to_string(), len);
-        // Two readers that missed the same suffix at once both insert it:
-        // the second replaces the first, whose bytes no longer count.
-        if let Some(replaced) = self.entries.remove(&entry) {
-            self.bytes -= replaced.len();
-        }
-        if self.bytes + bytes.len() > Self::LIMIT {
-            self.entries.clear();
-            self.bytes = 0;
-        }
-        self.bytes += bytes.len();
-        self.entries.insert(entry, bytes.clone());
+/// A version as messages show it.
+fn shown_version(meta: &ObjectMeta) -> String {
+    match &meta.e_tag {
+        Some(e_tag) => format!("ETag {e_tag}, {} bytes", meta.size),
+        None => format!("modified {}, {} bytes", meta.last_modified, meta.size),
     }
 }
 
+// object_store's stores print their configuration (the URL with its
+// query string, S3 settings) in `Debug`: only the redacted URL is shown.
 impl std::fmt::Debug for AsyncRemoteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AsyncRemoteStore")
             .field("url", &self.url)
-            .field("store", &self.store)
             .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Display for AsyncRemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)
     }
 }
 
@@ -93,19 +115,26 @@ impl AsyncRemoteStore {
     /// refuses its configuration.
     pub fn open(url: &str, options: &RemoteOptions) -> Result<Self, RemoteError> {
         let counters = Arc::new(Counters::default());
-        let store = super::build::object_store(url, options, counters.clone())?;
+        let super::build::Built {
+            store,
+            redactor,
+            signing,
+        } = super::build::object_store(url, options, counters.clone())?;
         Ok(Self {
-            url: url.trim_end_matches('/').to_string(),
+            url: shown_url(url),
+            redactor,
+            signing,
             listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
-            suffixes: options
-                .cache_shard_indexes
-                .then(|| Mutex::new(SuffixCache::default())),
+            indexes: (options.shard_index_cache_bytes > 0)
+                .then(|| Mutex::new(IndexCache::new(options.shard_index_cache_bytes))),
         })
     }
 
-    /// The URL of the store (no trailing slash).
+    /// The URL of the store (no trailing slash), redacted as
+    /// [`redact_url`](super::redact_url) shows it: no user-info, no query
+    /// string. This is the form every message of the store uses.
     #[must_use]
     pub fn url(&self) -> &str {
         &self.url
@@ -127,8 +156,42 @@ impl AsyncRemoteStore {
     }
 
     /// A read error of `key`: its URL, then object_store's error and causes.
+    /// A 401/403 of an `s3://` store also says how the request was signed
+    /// and what to change.
     fn error(&self, key: &StoreKey, error: &object_store::Error) -> StorageError {
-        StorageError::Other(format!("{}/{key}: {}", self.url, error_chain(error)))
+        let mut text = error_chain(error);
+        if let (
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. },
+            Some(signing),
+        ) = (error, &self.signing)
+        {
+            text.push_str("; ");
+            text.push_str(&signing.describe());
+        }
+        StorageError::Other(format!(
+            "{}: {}",
+            self.key_url(key),
+            self.redactor.text(&text)
+        ))
+    }
+
+    /// Where `key` is, as messages show it: `URL/key`, then `?***` when
+    /// the store's URL has a query string.
+    fn key_url(&self, key: &StoreKey) -> String {
+        match self.url.strip_suffix("?***") {
+            Some(base) => format!("{base}/{key}?***"),
+            None => format!("{}/{key}", self.url),
+        }
+    }
+
+    /// A listing error of `zarrs_object_store`, with secrets redacted.
+    fn listing_error(&self, error: StorageError) -> StorageError {
+        StorageError::Other(format!(
+            "{}: {}",
+            self.url,
+            self.redactor.text(&error_chain(&error))
+        ))
     }
 
     /// `bytes` if it holds the `expected` bytes asked for at `what`.
@@ -143,17 +206,128 @@ impl AsyncRemoteStore {
             Ok(bytes)
         } else {
             Err(StorageError::Other(format!(
-                "{}/{key}: asked for {expected} bytes ({what}), got {}: the object is shorter than the store's metadata says (truncated?)",
-                self.url,
+                "{}: asked for {expected} bytes ({what}), got {}: the object is shorter than the store's metadata says (truncated?)",
+                self.key_url(key),
                 bytes.len()
             )))
         }
     }
 
-    async fn get_range(&self, path: &Path, range: GetRange) -> object_store::Result<Bytes> {
-        let options = GetOptions::new().with_range(Some(range));
-        self.store.get_opts(path, options).await?.bytes().await
+    /// The index cache, if on (a panic of another reader while holding
+    /// it leaves nothing half-done that matters: at worst an entry less).
+    fn indexes(&self) -> Option<MutexGuard<'_, IndexCache>> {
+        self.indexes
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
+
+    /// GET `range` of `path`, on condition that the object is still the
+    /// version `known` (that of a kept index): its bytes and the version
+    /// the response shows.
+    async fn fetch(
+        &self,
+        path: &Path,
+        range: GetRange,
+        known: Option<&ObjectMeta>,
+    ) -> Result<(Bytes, ObjectMeta), Fetch> {
+        let mut options = GetOptions::new().with_range(Some(range));
+        if let Some(known) = known {
+            options = match &known.e_tag {
+                Some(e_tag) => options.with_if_match(Some(e_tag.clone())),
+                None => options.with_if_unmodified_since(Some(known.last_modified)),
+            };
+        }
+        let result = match self.store.get_opts(path, options).await {
+            Ok(result) => result,
+            Err(object_store::Error::Precondition { .. }) => {
+                let known = known.map(shown_version).unwrap_or_default();
+                return Err(Fetch::Changed(format!(
+                    "the server refused a read on condition of the version its shard index came from ({known})"
+                )));
+            }
+            Err(error) => return Err(Fetch::Store(error)),
+        };
+        if let Some(known) = known
+            && !same_version(known, &result.meta)
+        {
+            return Err(Fetch::Changed(format!(
+                "its shard index came from {}, this read from {}",
+                shown_version(known),
+                shown_version(&result.meta)
+            )));
+        }
+        let meta = result.meta.clone();
+        let bytes = result.bytes().await.map_err(Fetch::Store)?;
+        Ok((bytes, meta))
+    }
+
+    /// The error of a failed [`fetch`](Self::fetch) of `key`; a changed
+    /// object also drops its kept index. `None` for a missing object.
+    fn fetch_error(&self, key: &StoreKey, error: Fetch) -> Option<StorageError> {
+        match error {
+            Fetch::Store(object_store::Error::NotFound { .. }) => None,
+            Fetch::Store(error) => Some(self.error(key, &error)),
+            Fetch::Changed(how) => {
+                if let Some(mut indexes) = self.indexes() {
+                    indexes.remove(key.as_str());
+                }
+                Some(StorageError::Other(format!(
+                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one",
+                    self.key_url(key),
+                    self.redactor.text(&how)
+                )))
+            }
+        }
+    }
+
+    /// A shard index: from the cache, or read alone and kept.
+    async fn index(&self, key: &StoreKey, range: ByteRange) -> Result<MaybeBytes, StorageError> {
+        let known = match self.indexes() {
+            Some(indexes) => {
+                if let Some(bytes) = indexes.get(key.as_str(), range) {
+                    return Ok(Some(bytes));
+                }
+                indexes.version(key.as_str())
+            }
+            None => None,
+        };
+        let (get_range, expected, what) = match range {
+            ByteRange::Suffix(len) => (GetRange::Suffix(len), len, format!("the last {len} bytes")),
+            ByteRange::FromStart(start, Some(len)) => (
+                GetRange::Bounded(start..start + len),
+                len,
+                format!("bytes {start}..{}", start + len),
+            ),
+            ByteRange::FromStart(start, None) => {
+                return Err(StorageError::Other(format!(
+                    "{}: bytes {start}.. are not a shard index",
+                    self.key_url(key)
+                )));
+            }
+        };
+        let path = Path::from(key.as_str());
+        let (bytes, meta) = match self.fetch(&path, get_range, known.as_ref()).await {
+            Ok(fetched) => fetched,
+            Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
+        };
+        let bytes = self.checked(key, &what, expected, bytes)?;
+        // An index with a missing inner chunk is not kept: a window of
+        // missing chunks only would send no request at all, so nothing
+        // would check that the shard is still this version.
+        if let Some(mut indexes) = self.indexes()
+            && !has_missing_chunk(&bytes)
+        {
+            indexes.insert(key.as_str(), range, &bytes, &meta);
+        }
+        Ok(Some(bytes))
+    }
+}
+
+/// `url` as messages show it: redacted, no trailing `/` before the query.
+fn shown_url(url: &str) -> String {
+    let base = url.split(['?', '#']).next().unwrap_or(url);
+    let query = if base.len() < url.len() { "?***" } else { "" };
+    redact_url(base.trim_end_matches('/')) + query
 }
 
 /// A range zarrs asks for, as object_store asks for it.
@@ -182,11 +356,26 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
         let path = Path::from(key.as_str());
         let result = match self.store.get(&path).await {
-            Ok(result) => result.bytes().await,
+            Ok(result) => {
+                // A whole object read of another version than a kept index.
+                if let Some(mut indexes) = self.indexes()
+                    && indexes
+                        .version(key.as_str())
+                        .is_some_and(|kept| !same_version(&kept, &result.meta))
+                {
+                    indexes.remove(key.as_str());
+                }
+                result.bytes().await
+            }
             Err(error) => Err(error),
         };
         match result {
-            Ok(bytes) => Ok(Some(bytes)),
+            Ok(bytes) => {
+                if let Some(mut indexes) = self.indexes() {
+                    indexes.note_metadata(key.as_str(), &bytes);
+                }
+                Ok(Some(bytes))
+            }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(error) => Err(self.error(key, &error)),
         }
@@ -203,24 +392,24 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.get(key).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
-        // A shard index at the end of its shard, read before.
-        if let ([ByteRange::Suffix(len)], Some(cache)) = (ranges.as_slice(), &self.suffixes) {
-            let cached = cache
-                .lock()
-                .ok()
-                .and_then(|c| c.entries.get(&(key.as_str().to_string(), *len)).cloned());
-            if let Some(bytes) = cached {
-                return Ok(Some(futures::stream::iter([Ok(bytes)]).boxed()));
-            }
+        // A shard index: kept, or read and kept.
+        if let [range] = ranges.as_slice()
+            && self
+                .indexes()
+                .is_some_and(|i| i.is_index_read(key.as_str(), *range))
+        {
+            let bytes = self.index(key, *range).await?;
+            return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
+        let known = self.indexes().and_then(|i| i.version(key.as_str()));
         let path = Path::from(key.as_str());
         let requests = ranges
             .iter()
             .map(|&range| {
                 request(range).ok_or_else(|| {
                     StorageError::Other(format!(
-                        "{}/{key}: byte range {range} ends past the largest offset",
-                        self.url
+                        "{}: byte range {range} ends past the largest offset",
+                        self.key_url(key)
                     ))
                 })
             })
@@ -232,22 +421,36 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 _ => None,
             })
             .collect();
+        let known = known.as_ref();
         let bounded_fetch = async {
             if bounded.is_empty() {
                 Ok(Vec::new())
             } else {
-                self.store.get_ranges(&path, &bounded).await
+                object_store::coalesce_ranges(
+                    &bounded,
+                    |range| {
+                        self.fetch(&path, GetRange::Bounded(range), known)
+                            .map_ok(|(bytes, _)| bytes)
+                    },
+                    OBJECT_STORE_COALESCE_DEFAULT,
+                )
+                .await
             }
         };
-        let open_fetch = futures::future::try_join_all(requests.iter().filter_map(|r| match r {
-            Request::Open(range) => Some(self.get_range(&path, range.clone())),
-            _ => None,
+        let open_fetch = futures::future::try_join_all(requests.iter().filter_map(|r| {
+            match r {
+                Request::Open(range) => Some(
+                    self.fetch(&path, range.clone(), known)
+                        .map_ok(|(bytes, _)| bytes),
+                ),
+                _ => None,
+            }
         }));
         let (bounded_bytes, open_bytes) = match futures::join!(bounded_fetch, open_fetch) {
             (Ok(bounded), Ok(open)) => (bounded, open),
-            (Err(object_store::Error::NotFound { .. }), _)
-            | (_, Err(object_store::Error::NotFound { .. })) => return Ok(None),
-            (Err(error), _) | (_, Err(error)) => return Err(self.error(key, &error)),
+            (Err(error), _) | (_, Err(error)) => {
+                return self.fetch_error(key, error).map_or(Ok(None), Err);
+            }
         };
         let (mut bounded_bytes, mut open_bytes) =
             (bounded_bytes.into_iter(), open_bytes.into_iter());
@@ -255,8 +458,8 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
         for request in requests {
             let missing = || {
                 StorageError::Other(format!(
-                    "{}/{key}: object_store returned fewer ranges than asked for",
-                    self.url
+                    "{}: object_store returned fewer ranges than asked for",
+                    self.key_url(key)
                 ))
             };
             out.push(match request {
@@ -268,13 +471,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 }
                 Request::Open(GetRange::Suffix(len)) => {
                     let bytes = open_bytes.next().ok_or_else(missing)?;
-                    let bytes = self.checked(key, &format!("the last {len} bytes"), len, bytes);
-                    if let (Ok(bytes), Some(cache)) = (&bytes, &self.suffixes)
-                        && let Ok(mut cache) = cache.lock()
-                    {
-                        cache.insert(key, len, bytes);
-                    }
-                    bytes
+                    self.checked(key, &format!("the last {len} bytes"), len, bytes)
                 }
                 Request::Open(_) => open_bytes.next().ok_or_else(missing),
             });
@@ -298,19 +495,28 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
 #[async_trait::async_trait]
 impl AsyncListableStorageTraits for AsyncRemoteStore {
     async fn list(&self) -> Result<StoreKeys, StorageError> {
-        self.listing.list().await
+        self.listing.list().await.map_err(|e| self.listing_error(e))
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        self.listing.list_prefix(prefix).await
+        self.listing
+            .list_prefix(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        self.listing.list_dir(prefix).await
+        self.listing
+            .list_dir(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
-        self.listing.size_prefix(prefix).await
+        self.listing
+            .size_prefix(prefix)
+            .await
+            .map_err(|e| self.listing_error(e))
     }
 }
 
@@ -329,17 +535,5 @@ mod tests {
             request(ByteRange::FromStart(7, Some(0))),
             Some(Request::Empty)
         ));
-    }
-
-    #[test]
-    fn a_suffix_cached_twice_counts_once() {
-        let key = StoreKey::new("c/0/0").unwrap();
-        let mut cache = SuffixCache::default();
-        cache.insert(&key, 16, &Bytes::from(vec![1u8; 16]));
-        cache.insert(&key, 16, &Bytes::from(vec![2u8; 16]));
-        assert_eq!(cache.bytes, 16);
-        assert_eq!(cache.entries.len(), 1);
-        cache.insert(&key, 8, &Bytes::from(vec![3u8; 8]));
-        assert_eq!(cache.bytes, 24);
     }
 }

@@ -16,6 +16,8 @@ use std::process::{Child, Command, Stdio};
 pub struct PythonServer {
     child: Child,
     port: u16,
+    /// What the server printed after its port, on the same line.
+    extra: Vec<String>,
 }
 
 impl PythonServer {
@@ -40,11 +42,16 @@ impl PythonServer {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("{script} did not print its port (got {line:?}); see its stderr above")
-        });
-        Self { child, port }
+        let mut words = line.split_whitespace();
+        let port = words
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("{script} did not print its port (got {line:?}); see its stderr above")
+            });
+        let extra = words.map(str::to_string).collect();
+        Self { child, port, extra }
     }
 
     /// Starlette's `StaticFiles` serving `root`, each response delayed by
@@ -58,9 +65,32 @@ impl PythonServer {
         Self::start("serve_http.py", &args)
     }
 
+    /// Starlette's `StaticFiles` serving `root`, with more arguments of
+    /// `serve_http.py` (`--require-query NAME=VALUE`, `--no-versions`).
+    pub fn http_with(root: &Path, args: &[&str]) -> Self {
+        let mut all = vec![root.to_str().unwrap().to_string()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Self::start("serve_http.py", &all)
+    }
+
     /// moto's S3 server with `bucket` holding the Zarr stores under `root`.
     pub fn s3(bucket: &str, root: &Path) -> Self {
         Self::start("serve_s3.py", &[format!("{bucket}={}", root.display())])
+    }
+
+    /// moto's S3 server with authentication enforced, `bucket` holding the
+    /// Zarr stores under `root`, private; the access key id and secret key
+    /// of the one IAM user that may read it; and the port of a stand-in
+    /// for the instance metadata service that hands out the credentials of
+    /// a role that may read it too.
+    pub fn s3_private(bucket: &str, root: &Path) -> (Self, String, String, u16) {
+        let server = Self::start(
+            "serve_s3.py",
+            &["--auth".to_string(), format!("{bucket}={}", root.display())],
+        );
+        let [id, secret, metadata] = <[String; 3]>::try_from(server.extra.clone())
+            .expect("serve_s3.py --auth prints PORT KEY_ID SECRET METADATA_PORT");
+        (server, id, secret, metadata.parse().unwrap())
     }
 
     /// `http://127.0.0.1:PORT` (no trailing slash).

@@ -1,0 +1,640 @@
+//! Where the requests of an `s3://` store get their signature, found the
+//! way the AWS command line tools find it.
+//!
+//! An explicit choice wins, first to last: [`RemoteOptions::anonymous`],
+//! `aws_skip_signature` in [`RemoteOptions::s3_config`], the
+//! `AWS_SKIP_SIGNATURE` variable. `true` sends requests unsigned; `false`
+//! signs them with the first credentials of the chain below (and fails at
+//! open if there are none). With no explicit choice, the chain decides, and
+//! a store with no credentials anywhere sends requests unsigned (a public
+//! bucket reads with default options):
+//!
+//! 1. an access key in `s3_config` or the environment (`AWS_ACCESS_KEY_ID`,
+//!    `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`);
+//! 2. the profile `AWS_PROFILE` (else `default`) of the shared credentials
+//!    file (`AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`) and
+//!    config file (`AWS_CONFIG_FILE`, else `~/.aws/config`): its static
+//!    keys, and its `region` and `endpoint_url` when not set otherwise;
+//! 3. web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`);
+//! 4. container credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`, or
+//!    `..._FULL_URI` with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`);
+//! 5. the instance metadata service (an EC2 instance role), unless
+//!    `AWS_EC2_METADATA_DISABLED=true`; its address is object_store's
+//!    `aws_metadata_endpoint` setting (`AWS_METADATA_ENDPOINT`). With no
+//!    explicit choice it is asked once, at the first request, for at most
+//!    [`INSTANCE_PROBE`]: credentials sign, no answer sends unsigned, so
+//!    a laptop does not wait on timeouts.
+//!
+//! Steps 1, 3, 4 and 5 are object_store's own providers. Profiles are read
+//! here, static keys only: a profile that gets its credentials from
+//! `credential_process`, SSO (`sso_session`, `sso_start_url`), an assumed
+//! role (`role_arn` with `source_profile` or `credential_source`) or its
+//! own `web_identity_token_file` is not read. Named by `AWS_PROFILE`, such a
+//! profile is an error at open that says so (export its credentials, e.g.
+//! with `aws configure export-credentials --profile NAME --format env`);
+//! as the default profile it is passed over.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::{BoxStream, StreamExt};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsCredentialProvider};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+};
+
+use super::RemoteOptions;
+
+/// How long the instance metadata service is given, at a store's first
+/// request, to hand out credentials before requests go unsigned.
+pub const INSTANCE_PROBE: Duration = Duration::from_secs(1);
+
+/// What a profile may hold that this crate does not read.
+const UNREAD_PROFILE_KEYS: [&str; 8] = [
+    "credential_process",
+    "sso_session",
+    "sso_start_url",
+    "sso_account_id",
+    "role_arn",
+    "source_profile",
+    "credential_source",
+    "web_identity_token_file",
+];
+
+/// How the requests of a store are signed: said by a 401/403 error.
+#[derive(Debug)]
+pub(crate) enum Signing {
+    /// Decided at open; the sentence says how and what to change.
+    Known(String),
+    /// Decided at the first request by asking the instance metadata
+    /// service; `searched` lists what was looked at before.
+    AtFirstRequest {
+        chosen: Arc<tokio::sync::OnceCell<bool>>,
+        searched: String,
+    },
+}
+
+impl Signing {
+    /// The sentence a 401/403 error ends with.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Known(sentence) => sentence.clone(),
+            Self::AtFirstRequest { chosen, searched } => match chosen.get() {
+                Some(true) => signed_sentence("the instance metadata service (an instance role)"),
+                Some(false) => unsigned_found_nothing(&format!(
+                    "{searched}; the instance metadata service gave none within {} ms",
+                    INSTANCE_PROBE.as_millis()
+                )),
+                None => "no request has been sent yet".to_string(),
+            },
+        }
+    }
+}
+
+fn signed_sentence(from: &str) -> String {
+    format!(
+        "the request was signed with credentials from {from}, which were refused or may not read this object: correct them there, or, if the bucket is public, set RemoteOptions::anonymous = Some(true) to send requests unsigned"
+    )
+}
+
+fn unsigned_found_nothing(searched: &str) -> String {
+    format!(
+        "the request was unsigned, as no credentials were found ({searched}): for a private bucket set AWS_PROFILE (a profile with aws_access_key_id and aws_secret_access_key) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    )
+}
+
+/// What the builder of an `s3://` store becomes.
+pub(crate) enum Decided {
+    /// One store, signed or not as the builder now says.
+    Builder(Box<AmazonS3Builder>, Signing),
+    /// Signed through the instance metadata service if it answers at the
+    /// first request, else unsigned; the choice goes in the cell, which
+    /// the [`Signing`] reads.
+    InstanceOrUnsigned(
+        Box<AmazonS3Builder>,
+        Arc<tokio::sync::OnceCell<bool>>,
+        Signing,
+    ),
+}
+
+/// Whether `builder` has `key` set (from the environment or the options).
+fn has(builder: &AmazonS3Builder, key: AmazonS3ConfigKey) -> bool {
+    builder.get_config_value(&key).is_some()
+}
+
+/// The environment variable `name`, if set and valid UTF-8.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// `true` / `false` as object_store parses a boolean setting.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// The explicit choice to sign (`Some(false)`) or not (`Some(true)`), and
+/// the setting that made it, as a user would change it.
+fn explicit_choice(options: &RemoteOptions) -> Result<Option<(bool, String)>, String> {
+    if let Some(anonymous) = options.anonymous {
+        return Ok(Some((
+            anonymous,
+            format!("RemoteOptions::anonymous is Some({anonymous})"),
+        )));
+    }
+    let in_config = options.s3_config.iter().rev().find(|(name, _)| {
+        matches!(
+            name.to_ascii_lowercase().as_str(),
+            "aws_skip_signature" | "skip_signature"
+        )
+    });
+    if let Some((name, value)) = in_config {
+        let skip = parse_bool(value).ok_or_else(|| {
+            format!("{name} = {value:?} in RemoteOptions::s3_config is not true or false")
+        })?;
+        return Ok(Some((
+            skip,
+            format!("{name}={value} in RemoteOptions::s3_config"),
+        )));
+    }
+    if let Some(value) = env("AWS_SKIP_SIGNATURE") {
+        let skip = parse_bool(&value)
+            .ok_or_else(|| format!("AWS_SKIP_SIGNATURE={value:?} is not true or false"))?;
+        return Ok(Some((
+            skip,
+            format!("AWS_SKIP_SIGNATURE={value} in the environment"),
+        )));
+    }
+    Ok(None)
+}
+
+/// Decide how the store of `builder` signs (see the module doc), setting
+/// the builder's skip-signature flag and any keys read from a profile.
+///
+/// # Errors
+/// A sentence, for a configuration error: a malformed choice, a profile
+/// named by `AWS_PROFILE` that cannot be read, or signing asked for with
+/// no credentials anywhere.
+pub(crate) fn decide(
+    mut builder: AmazonS3Builder,
+    options: &RemoteOptions,
+) -> Result<Decided, String> {
+    let explicit = explicit_choice(options)?;
+    if let Some((true, because)) = &explicit {
+        let builder = builder.with_skip_signature(true);
+        let fix = if because.starts_with("RemoteOptions::anonymous") {
+            "set RemoteOptions::anonymous to None".to_string()
+        } else if because.contains("s3_config") {
+            "remove aws_skip_signature from RemoteOptions::s3_config".to_string()
+        } else {
+            "unset AWS_SKIP_SIGNATURE".to_string()
+        };
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(format!(
+                "the request was unsigned, because {because}: to sign it with credentials, {fix}"
+            )),
+        ));
+    }
+    let required = explicit.is_some();
+    builder = builder.with_skip_signature(false);
+
+    // 1. An access key.
+    if has(&builder, AmazonS3ConfigKey::AccessKeyId) {
+        let in_options = options
+            .s3_config
+            .iter()
+            .any(|(name, _)| name.to_ascii_lowercase().contains("access_key_id"));
+        let from = if in_options {
+            "RemoteOptions::s3_config (aws_access_key_id, aws_secret_access_key)"
+        } else {
+            "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
+        };
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(from)),
+        ));
+    }
+
+    // 2. A profile.
+    let mut searched = vec!["no AWS_ACCESS_KEY_ID".to_string()];
+    match read_profile()? {
+        ProfileFound::Keys {
+            name,
+            file,
+            keys,
+            region,
+            endpoint,
+        } => {
+            builder = builder
+                .with_access_key_id(keys.0)
+                .with_secret_access_key(keys.1);
+            if let Some(token) = keys.2 {
+                builder = builder.with_token(token);
+            }
+            if let Some(region) = region
+                && !has(&builder, AmazonS3ConfigKey::Region)
+            {
+                builder = builder.with_region(region);
+            }
+            if let Some(endpoint) = endpoint
+                && !has(&builder, AmazonS3ConfigKey::Endpoint)
+            {
+                if endpoint.starts_with("http://") {
+                    builder = builder.with_allow_http(true);
+                }
+                builder = builder.with_endpoint(endpoint);
+            }
+            let from = format!("profile '{name}' in {}", file.display());
+            return Ok(Decided::Builder(
+                Box::new(builder),
+                Signing::Known(signed_sentence(&from)),
+            ));
+        }
+        ProfileFound::Nothing(why) => searched.push(why),
+    }
+
+    // 3, 4. object_store's web identity and container providers.
+    if has(&builder, AmazonS3ConfigKey::WebIdentityTokenFile)
+        && has(&builder, AmazonS3ConfigKey::RoleArn)
+    {
+        let from = "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)";
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(from)),
+        ));
+    }
+    if has(&builder, AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
+        || has(&builder, AmazonS3ConfigKey::ContainerCredentialsFullUri)
+    {
+        let from = "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI)";
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(from)),
+        ));
+    }
+    searched.push("no web identity or container credentials".to_string());
+
+    // 5. The instance metadata service.
+    let metadata_disabled =
+        env("AWS_EC2_METADATA_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if metadata_disabled {
+        searched.push("instance metadata disabled by AWS_EC2_METADATA_DISABLED".to_string());
+        let searched = searched.join(", ");
+        if let Some((_, because)) = explicit {
+            return Err(format!(
+                "requests are to be signed ({because}), but no credentials were found ({searched})"
+            ));
+        }
+        return Ok(Decided::Builder(
+            Box::new(builder.with_skip_signature(true)),
+            Signing::Known(unsigned_found_nothing(&searched)),
+        ));
+    }
+    if required {
+        let from = "the instance metadata service (an instance role), the last place looked";
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(from)),
+        ));
+    }
+    let chosen = Arc::<tokio::sync::OnceCell<bool>>::default();
+    Ok(Decided::InstanceOrUnsigned(
+        Box::new(builder),
+        chosen.clone(),
+        Signing::AtFirstRequest {
+            chosen,
+            searched: searched.join(", "),
+        },
+    ))
+}
+
+/// What the profile chain gave.
+enum ProfileFound {
+    /// Static keys `(id, secret, token)` of profile `name`, from `file`.
+    Keys {
+        name: String,
+        file: PathBuf,
+        keys: (String, String, Option<String>),
+        region: Option<String>,
+        endpoint: Option<String>,
+    },
+    /// No keys; why, for the 401/403 message.
+    Nothing(String),
+}
+
+/// The user's home directory.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+}
+
+/// `AWS_VARIABLE` (a leading `~/` is the home directory, as the AWS CLI
+/// reads it), else `~/.aws/NAME`.
+fn shared_file(variable: &str, name: &str) -> Option<PathBuf> {
+    match env(variable) {
+        Some(path) => match path.strip_prefix("~/") {
+            Some(rest) => home().map(|h| h.join(rest)),
+            None => Some(PathBuf::from(path)),
+        },
+        None => home().map(|h| h.join(".aws").join(name)),
+    }
+}
+
+/// The static keys of the profile `AWS_PROFILE` (else `default`).
+fn read_profile() -> Result<ProfileFound, String> {
+    let named = env("AWS_PROFILE").filter(|p| !p.is_empty());
+    let name = named.clone().unwrap_or_else(|| "default".to_string());
+    let credentials_file = shared_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    let config_file = shared_file("AWS_CONFIG_FILE", "config");
+    let read = |file: &Option<PathBuf>| -> Result<Option<String>, String> {
+        let Some(file) = file else { return Ok(None) };
+        match std::fs::read_to_string(file) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        }
+    };
+    let from_credentials = read(&credentials_file)?
+        .and_then(|text| ini_section(&text, &name))
+        .map(|s| (s, credentials_file.clone().unwrap_or_default()));
+    let config_section = if name == "default" {
+        "default".to_string()
+    } else {
+        format!("profile {name}")
+    };
+    let from_config = read(&config_file)?
+        .and_then(|text| {
+            ini_section(&text, &config_section).or_else(|| {
+                (name == "default")
+                    .then(|| ini_section(&text, "profile default"))
+                    .flatten()
+            })
+        })
+        .map(|s| (s, config_file.clone().unwrap_or_default()));
+    let looked_in = [&credentials_file, &config_file]
+        .iter()
+        .filter_map(|f| f.as_ref().map(|f| f.display().to_string()))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    if from_credentials.is_none() && from_config.is_none() {
+        let files = looked_in;
+        return match named {
+            Some(name) => Err(format!(
+                "AWS_PROFILE={name}, but there is no profile '{name}' in {files}"
+            )),
+            None => Ok(ProfileFound::Nothing(format!(
+                "no profile 'default' in {files}"
+            ))),
+        };
+    }
+    // The files that have the profile.
+    let files = from_credentials
+        .iter()
+        .chain(from_config.iter())
+        .map(|(_, file)| file.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let region = from_config
+        .as_ref()
+        .and_then(|(s, _)| s.get("region").cloned());
+    let endpoint = from_config
+        .as_ref()
+        .and_then(|(s, _)| s.get("endpoint_url").cloned());
+    // The credentials file wins over the config file, as in the AWS CLI.
+    for (section, file) in from_credentials.iter().chain(from_config.iter()) {
+        if let (Some(id), Some(secret)) = (
+            section.get("aws_access_key_id"),
+            section.get("aws_secret_access_key"),
+        ) {
+            return Ok(ProfileFound::Keys {
+                name,
+                file: file.clone(),
+                keys: (
+                    id.clone(),
+                    secret.clone(),
+                    section.get("aws_session_token").cloned(),
+                ),
+                region,
+                endpoint,
+            });
+        }
+    }
+    let unread: Vec<&str> = UNREAD_PROFILE_KEYS
+        .iter()
+        .copied()
+        .filter(|key| {
+            from_credentials
+                .iter()
+                .chain(from_config.iter())
+                .any(|(s, _)| s.contains_key(*key))
+        })
+        .collect();
+    let why = if unread.is_empty() {
+        format!("profile '{name}' in {files} has no aws_access_key_id and aws_secret_access_key")
+    } else {
+        format!(
+            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (only static keys): export them, e.g. `aws configure export-credentials --profile {name} --format env`",
+            unread.join(", ")
+        )
+    };
+    match named {
+        Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
+        None => Ok(ProfileFound::Nothing(why)),
+    }
+}
+
+/// The `key = value` settings of section `[section]` of an AWS shared
+/// config or credentials file (INI: `#` and `;` comment lines; keys
+/// lowercased; a key with an empty value opens indented sub-settings,
+/// which are skipped). `None` if there is no such section.
+fn ini_section(text: &str, section: &str) -> Option<HashMap<String, String>> {
+    let wanted: Vec<&str> = section.split_whitespace().collect();
+    let mut found: Option<HashMap<String, String>> = None;
+    let mut inside = false;
+    let mut nested = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.split(']').next().unwrap_or(header);
+            inside = header.split_whitespace().collect::<Vec<_>>() == wanted;
+            if inside && found.is_none() {
+                found = Some(HashMap::new());
+            }
+            nested = false;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if nested && raw.starts_with([' ', '\t']) {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (key, value) = (key.trim().to_ascii_lowercase(), value.trim());
+        nested = value.is_empty();
+        if let Some(settings) = found.as_mut() {
+            settings.insert(key, value.to_string());
+        }
+    }
+    found
+}
+
+/// An S3 store signed with instance credentials if the instance metadata
+/// service gives them within [`INSTANCE_PROBE`] of the first request, else
+/// unsigned; decided once, for all requests.
+#[derive(Debug, Clone)]
+pub(crate) struct InstanceOrUnsigned {
+    signed: Arc<dyn ObjectStore>,
+    unsigned: Arc<dyn ObjectStore>,
+    credentials: AwsCredentialProvider,
+    chosen: Arc<tokio::sync::OnceCell<bool>>,
+}
+
+impl InstanceOrUnsigned {
+    pub(crate) fn new(
+        signed: object_store::aws::AmazonS3,
+        unsigned: Arc<dyn ObjectStore>,
+        chosen: Arc<tokio::sync::OnceCell<bool>>,
+    ) -> Self {
+        Self {
+            credentials: signed.credentials().clone(),
+            signed: Arc::new(signed),
+            unsigned,
+            chosen,
+        }
+    }
+
+    async fn store(&self) -> Arc<dyn ObjectStore> {
+        let signed = *self
+            .chosen
+            .get_or_init(|| async {
+                let probe = tokio::time::timeout(INSTANCE_PROBE, self.credentials.get_credential());
+                matches!(probe.await, Ok(Ok(_)))
+            })
+            .await;
+        if signed {
+            self.signed.clone()
+        } else {
+            self.unsigned.clone()
+        }
+    }
+}
+
+impl std::fmt::Display for InstanceOrUnsigned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "S3 (signed if the instance has a role)")
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for InstanceOrUnsigned {
+    async fn put_opts(
+        &self,
+        location: &ObjectPath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> Result<PutResult> {
+        self.store().await.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &ObjectPath,
+        opts: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
+        self.store().await.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(&self, location: &ObjectPath, options: GetOptions) -> Result<GetResult> {
+        self.store().await.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<ObjectPath>>,
+    ) -> BoxStream<'static, Result<ObjectPath>> {
+        let this = self.clone();
+        futures::stream::once(async move { this.store().await.delete_stream(locations) })
+            .flatten()
+            .boxed()
+    }
+
+    fn list(&self, prefix: Option<&ObjectPath>) -> BoxStream<'static, Result<ObjectMeta>> {
+        let this = self.clone();
+        let prefix = prefix.cloned();
+        futures::stream::once(async move { this.store().await.list(prefix.as_ref()) })
+            .flatten()
+            .boxed()
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&ObjectPath>) -> Result<ListResult> {
+        self.store().await.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &ObjectPath,
+        to: &ObjectPath,
+        options: CopyOptions,
+    ) -> Result<()> {
+        self.store().await.copy_opts(from, to, options).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_of_shared_files() {
+        let text = "\
+# comment
+[default]
+aws_access_key_id = AKIDDEFAULT
+aws_secret_access_key=secret1
+
+[profile  reader]
+region = eu-west-1
+s3 =
+  max_concurrent_requests = 20
+  region = nested-ignored
+aws_access_key_id = AKIDREADER
+; another comment
+[reader]
+aws_access_key_id = WRONG-SECTION
+";
+        let default = ini_section(text, "default").unwrap();
+        assert_eq!(default["aws_access_key_id"], "AKIDDEFAULT");
+        assert_eq!(default["aws_secret_access_key"], "secret1");
+        let reader = ini_section(text, "profile reader").unwrap();
+        assert_eq!(reader["region"], "eu-west-1");
+        assert_eq!(reader["aws_access_key_id"], "AKIDREADER");
+        assert!(!reader.contains_key("max_concurrent_requests"));
+        assert_eq!(
+            ini_section(text, "reader").unwrap()["aws_access_key_id"],
+            "WRONG-SECTION"
+        );
+        assert!(ini_section(text, "missing").is_none());
+    }
+
+    #[test]
+    fn booleans() {
+        assert_eq!(parse_bool(" TRUE "), Some(true));
+        assert_eq!(parse_bool("0"), Some(false));
+        assert_eq!(parse_bool("maybe"), None);
+    }
+}

@@ -1,0 +1,381 @@
+//! The shard indexes a remote store keeps, each with the version of the
+//! object it was read from, within a limit of bytes.
+//!
+//! What is kept: a read of one range that is a suffix (zarrs reads a shard
+//! index at the end of its shard so, and nothing else), or a prefix of the
+//! exact length of the shard index of an array whose `zarr.json`, read
+//! through the same store, says `index_location: "start"` (an inner chunk
+//! at the start of a shard whose index is at the end is read the same way,
+//! and must not be kept: it would be served without a request, so without
+//! a check of its version); from a response that gave a version (an ETag,
+//! else Last-Modified with the size); unless the index marks an inner chunk
+//! missing (a window of missing chunks only sends no request, so nothing
+//! would check the version). The store makes every later ranged read of
+//! that key conditional on the version (see
+//! [`AsyncRemoteStore`](super::AsyncRemoteStore)), so an index kept from
+//! an older version is never paired with chunks of a newer one.
+
+use std::collections::{HashMap, VecDeque};
+
+use object_store::ObjectMeta;
+use zarrs::storage::Bytes;
+use zarrs::storage::byte_range::ByteRange;
+
+/// Whether `meta` carries a version: an ETag, or a Last-Modified time
+/// (object_store gives the Unix epoch when the header is missing).
+pub(crate) fn has_version(meta: &ObjectMeta) -> bool {
+    meta.e_tag.is_some() || meta.last_modified.timestamp_nanos_opt() != Some(0)
+}
+
+/// Whether two responses show the same version of an object: the same
+/// ETag (and size), or, without ETags, the same Last-Modified and size.
+pub(crate) fn same_version(a: &ObjectMeta, b: &ObjectMeta) -> bool {
+    a.size == b.size
+        && match (&a.e_tag, &b.e_tag) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => a.last_modified == b.last_modified,
+            _ => false,
+        }
+}
+
+/// Whether the shard index `index` marks an inner chunk missing (offset
+/// and length all ones: the same bytes in either byte order). A trailing
+/// checksum (the 4 bytes past the last whole entry) is not looked at.
+pub(crate) fn has_missing_chunk(index: &[u8]) -> bool {
+    index
+        .chunks_exact(16)
+        .any(|entry| entry.iter().all(|&b| b == 0xff))
+}
+
+/// The length of a shard index at the start of each shard of the array
+/// whose `zarr.json` is `metadata`: `None` unless its codecs hold
+/// `sharding_indexed` with `index_location: "start"` and index codecs of a
+/// fixed size (`bytes`, then `crc32c` or nothing).
+pub(crate) fn start_index_len(metadata: &[u8]) -> Option<u64> {
+    let metadata: serde_json::Value = serde_json::from_slice(metadata).ok()?;
+    let sharding = metadata["codecs"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == "sharding_indexed")?;
+    let config = &sharding["configuration"];
+    if config["index_location"] != "start" {
+        return None;
+    }
+    let shape = |v: &serde_json::Value| -> Option<Vec<u64>> {
+        v.as_array()?
+            .iter()
+            .map(serde_json::Value::as_u64)
+            .collect()
+    };
+    let shard = shape(&metadata["chunk_grid"]["configuration"]["chunk_shape"])?;
+    let inner = shape(&config["chunk_shape"])?;
+    if shard.len() != inner.len() {
+        return None;
+    }
+    let mut chunks: u64 = 1;
+    for (s, i) in shard.iter().zip(&inner) {
+        if *i == 0 || s % i != 0 {
+            return None;
+        }
+        chunks = chunks.checked_mul(s / i)?;
+    }
+    let names: Vec<&str> = config["index_codecs"]
+        .as_array()?
+        .iter()
+        .map(|c| c["name"].as_str())
+        .collect::<Option<_>>()?;
+    let checksum = match names.as_slice() {
+        ["bytes"] => 0,
+        ["bytes", "crc32c"] => 4,
+        _ => return None,
+    };
+    chunks.checked_mul(16)?.checked_add(checksum)
+}
+
+/// What is kept of one object.
+struct Entry {
+    /// The version the ranges were read from.
+    meta: ObjectMeta,
+    ranges: Vec<(ByteRange, Bytes)>,
+    bytes: usize,
+}
+
+/// Shard indexes by key, oldest dropped first past the limit.
+pub(crate) struct IndexCache {
+    /// The shard index length of arrays with their index at the start, by
+    /// the array's key prefix (`""` at the root, `"a/b/"`).
+    start_indexes: HashMap<String, u64>,
+    limit: usize,
+    bytes: usize,
+    entries: HashMap<String, Entry>,
+    /// Keys in the order their entries were made (may hold keys dropped
+    /// since, skipped when met).
+    order: VecDeque<String>,
+}
+
+impl IndexCache {
+    /// An empty cache holding at most `limit` bytes of indexes.
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            start_indexes: HashMap::new(),
+            limit,
+            bytes: 0,
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    /// Note what the metadata document `key` (`.../zarr.json`) says of
+    /// where its array's shard indexes are.
+    pub(crate) fn note_metadata(&mut self, key: &str, bytes: &[u8]) {
+        let Some(prefix) = key.strip_suffix("zarr.json") else {
+            return;
+        };
+        if !(prefix.is_empty() || prefix.ends_with('/')) {
+            return;
+        }
+        match start_index_len(bytes) {
+            Some(len) => self.start_indexes.insert(prefix.to_string(), len),
+            None => self.start_indexes.remove(prefix),
+        };
+    }
+
+    /// Whether a read of `range` alone of `key` is a shard index: a
+    /// suffix, or the prefix of the exact index length of the array `key`
+    /// belongs to (see [`note_metadata`](Self::note_metadata)).
+    pub(crate) fn is_index_read(&self, key: &str, range: ByteRange) -> bool {
+        match range {
+            ByteRange::Suffix(len) => len > 0,
+            ByteRange::FromStart(0, Some(len)) if len > 0 => {
+                let mut prefix = key;
+                while let Some(at) = prefix.rfind('/') {
+                    prefix = &prefix[..at];
+                    if self.start_indexes.get(&format!("{prefix}/")) == Some(&len) {
+                        return true;
+                    }
+                }
+                self.start_indexes.get("") == Some(&len)
+            }
+            ByteRange::FromStart(..) => false,
+        }
+    }
+
+    /// The bytes kept of `range` of `key`.
+    pub(crate) fn get(&self, key: &str, range: ByteRange) -> Option<Bytes> {
+        let entry = self.entries.get(key)?;
+        entry
+            .ranges
+            .iter()
+            .find(|(r, _)| *r == range)
+            .map(|(_, bytes)| bytes.clone())
+    }
+
+    /// The version of `key` that is kept, if any.
+    pub(crate) fn version(&self, key: &str) -> Option<ObjectMeta> {
+        self.entries.get(key).map(|e| e.meta.clone())
+    }
+
+    /// Forget `key` (it changed).
+    pub(crate) fn remove(&mut self, key: &str) {
+        if let Some(entry) = self.entries.remove(key) {
+            self.bytes -= entry.bytes;
+        }
+    }
+
+    /// Keep `bytes`, read at `range` of `key` from the version `meta`. An
+    /// index without a version, or larger than the limit, is not kept;
+    /// one of another version than the kept one replaces it.
+    pub(crate) fn insert(&mut self, key: &str, range: ByteRange, bytes: &Bytes, meta: &ObjectMeta) {
+        if self
+            .entries
+            .get(key)
+            .is_some_and(|e| !same_version(&e.meta, meta))
+        {
+            self.remove(key);
+        }
+        if !has_version(meta) || bytes.len() > self.limit {
+            return;
+        }
+        if !self.entries.contains_key(key) {
+            self.entries.insert(
+                key.to_string(),
+                Entry {
+                    meta: meta.clone(),
+                    ranges: Vec::new(),
+                    bytes: 0,
+                },
+            );
+            self.order.push_back(key.to_string());
+        }
+        let entry = self.entries.get_mut(key).expect("made above");
+        // Two readers that missed the same range at once both insert it:
+        // the second replaces the first, whose bytes no longer count.
+        if let Some(at) = entry.ranges.iter().position(|(r, _)| *r == range) {
+            let (_, old) = entry.ranges.swap_remove(at);
+            entry.bytes -= old.len();
+            self.bytes -= old.len();
+        }
+        entry.ranges.push((range, bytes.clone()));
+        entry.bytes += bytes.len();
+        self.bytes += bytes.len();
+        self.evict(key);
+    }
+
+    /// Drop the oldest entries other than `keep` until within the limit.
+    fn evict(&mut self, keep: &str) {
+        while self.bytes > self.limit {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if oldest == keep {
+                self.order.push_back(oldest);
+                if self.entries.len() == 1 {
+                    break;
+                }
+                continue;
+            }
+            self.remove(&oldest);
+        }
+        // Keys of dropped entries pile up in `order`: drop them now and
+        // then, so that it stays about as long as the map.
+        if self.order.len() > 2 * self.entries.len() + 16 {
+            let entries = &self.entries;
+            let mut seen = std::collections::HashSet::new();
+            self.order
+                .retain(|k| entries.contains_key(k) && seen.insert(k.clone()));
+        }
+    }
+
+    /// Bytes kept.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(e_tag: Option<&str>, size: u64) -> ObjectMeta {
+        ObjectMeta {
+            location: "c/0/0".into(),
+            last_modified: Default::default(),
+            size,
+            e_tag: e_tag.map(str::to_string),
+            version: None,
+        }
+    }
+
+    fn bytes(n: usize, value: u8) -> Bytes {
+        Bytes::from(vec![value; n])
+    }
+
+    #[test]
+    fn only_versioned_indexes_within_the_limit_are_kept() {
+        let mut cache = IndexCache::new(100);
+        let suffix = ByteRange::Suffix(20);
+        cache.insert("a", suffix, &bytes(20, 1), &meta(None, 50));
+        assert!(cache.get("a", suffix).is_none(), "no version, kept");
+        cache.insert("a", suffix, &bytes(101, 1), &meta(Some("e1"), 500));
+        assert!(
+            cache.get("a", suffix).is_none(),
+            "larger than the limit, kept"
+        );
+        cache.insert("a", suffix, &bytes(20, 1), &meta(Some("e1"), 500));
+        assert_eq!(cache.get("a", suffix).unwrap()[0], 1);
+        cache.insert("a", suffix, &bytes(20, 2), &meta(Some("e1"), 500));
+        assert_eq!(cache.bytes(), 20, "the same range twice counts once");
+        // Another version replaces the entry.
+        cache.insert(
+            "a",
+            ByteRange::Suffix(4),
+            &bytes(4, 3),
+            &meta(Some("e2"), 500),
+        );
+        assert!(cache.get("a", suffix).is_none());
+        assert_eq!(cache.version("a").unwrap().e_tag.as_deref(), Some("e2"));
+        assert_eq!(cache.bytes(), 4);
+    }
+
+    #[test]
+    fn the_oldest_go_first_past_the_limit() {
+        let mut cache = IndexCache::new(100);
+        let suffix = ByteRange::Suffix(40);
+        for key in ["a", "b", "c"] {
+            cache.insert(key, suffix, &bytes(40, 0), &meta(Some(key), 500));
+        }
+        assert!(cache.get("a", suffix).is_none());
+        assert!(cache.get("b", suffix).is_some());
+        assert!(cache.get("c", suffix).is_some());
+        assert_eq!(cache.bytes(), 80);
+        cache.remove("b");
+        assert_eq!(cache.bytes(), 40);
+        for i in 0..1000 {
+            let key = format!("k{}", i % 3);
+            cache.insert(&key, suffix, &bytes(40, 0), &meta(Some(&key), 500));
+            cache.remove(&key);
+        }
+        assert!(cache.order.len() <= 2 * cache.entries.len() + 17);
+    }
+
+    #[test]
+    fn versions_compare_by_etag_else_time_and_size() {
+        assert!(same_version(&meta(Some("x"), 5), &meta(Some("x"), 5)));
+        assert!(!same_version(&meta(Some("x"), 5), &meta(Some("y"), 5)));
+        assert!(!same_version(&meta(Some("x"), 5), &meta(None, 5)));
+        assert!(!same_version(&meta(None, 5), &meta(None, 6)));
+        assert!(!has_version(&meta(None, 5)));
+        assert!(has_version(&meta(Some("x"), 5)));
+    }
+
+    #[test]
+    fn missing_chunks_in_an_index() {
+        let mut index = vec![0u8; 16 * 3 + 4];
+        assert!(!has_missing_chunk(&index));
+        index[48..52].fill(0xff); // the checksum
+        assert!(!has_missing_chunk(&index));
+        index[16..31].fill(0xff);
+        assert!(!has_missing_chunk(&index));
+        index[31] = 0xff;
+        assert!(has_missing_chunk(&index));
+    }
+
+    #[test]
+    fn prefixes_are_indexes_only_where_the_metadata_says() {
+        let metadata = |location: &str, index_codecs: &str| {
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "array", "shape": [16, 16],
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [8, 8]}}}},
+                "codecs": [{{"name": "sharding_indexed", "configuration": {{
+                    "chunk_shape": [4, 4], "codecs": [{{"name": "bytes"}}],
+                    "index_codecs": [{index_codecs}], "index_location": "{location}"}}}}]}}"#
+            )
+        };
+        let crc = r#"{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}"#;
+        assert_eq!(start_index_len(metadata("start", crc).as_bytes()), Some(68));
+        assert_eq!(
+            start_index_len(metadata("start", r#"{"name": "bytes"}"#).as_bytes()),
+            Some(64)
+        );
+        assert_eq!(start_index_len(metadata("end", crc).as_bytes()), None);
+        let gzip = r#"{"name": "bytes"}, {"name": "gzip"}"#;
+        assert_eq!(start_index_len(metadata("start", gzip).as_bytes()), None);
+
+        let mut cache = IndexCache::new(100);
+        let prefix = ByteRange::FromStart(0, Some(68));
+        assert!(cache.is_index_read("a/c/0/0", ByteRange::Suffix(68)));
+        assert!(!cache.is_index_read("a/c/0/0", prefix));
+        cache.note_metadata("a/zarr.json", metadata("start", crc).as_bytes());
+        assert!(cache.is_index_read("a/c/0/0", prefix));
+        assert!(!cache.is_index_read("a/c/0/0", ByteRange::FromStart(0, Some(64))));
+        assert!(!cache.is_index_read("a/c/0/0", ByteRange::FromStart(4, Some(68))));
+        assert!(!cache.is_index_read("b/c/0/0", prefix));
+        cache.note_metadata("zarr.json", metadata("start", crc).as_bytes());
+        assert!(cache.is_index_read("b/c/0/0", prefix));
+        // Rewritten with the index at the end: prefixes are chunks again.
+        cache.note_metadata("a/zarr.json", metadata("end", crc).as_bytes());
+        cache.note_metadata("zarr.json", metadata("end", crc).as_bytes());
+        assert!(!cache.is_index_read("a/c/0/0", prefix));
+    }
+}

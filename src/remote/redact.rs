@@ -1,0 +1,202 @@
+//! Secrets kept out of every message: a URL's user-info and query string
+//! (a password, an Azure SAS token, a presigned URL's signature) and the
+//! credential values of the S3 settings.
+//!
+//! [`redact_url`] is the one way a URL is shown; [`Redactor`] cleans text
+//! that came from elsewhere (object_store's and reqwest's errors print the
+//! URL of the request, query string included).
+
+/// `url` with its user-info and its query string (and fragment) replaced by
+/// `***`: `https://user:pw@host/a.zarr?sig=x` shows as
+/// `https://***@host/a.zarr?***`. Anything without `://` is returned as it
+/// is.
+#[must_use]
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let (scheme, rest) = url.split_at(scheme_end + 3);
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, rest) = rest.split_at(authority_end);
+    let mut out = String::with_capacity(url.len());
+    out.push_str(scheme);
+    match authority.rfind('@') {
+        Some(at) => {
+            out.push_str("***");
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
+    }
+    match rest.find(['?', '#']) {
+        Some(cut) => {
+            out.push_str(&rest[..cut]);
+            out.push_str(&rest[cut..=cut]);
+            out.push_str("***");
+        }
+        None => out.push_str(rest),
+    }
+    out
+}
+
+/// Characters that end a URL inside a message (reqwest writes
+/// `for url (http://...)`, others quote it).
+fn ends_url(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '"' | '\'' | '<' | '>' | '(' | ')' | '[' | ']' | '`' | ','
+        )
+}
+
+/// `text` with every URL in it (a run of letters, `://`, then up to a
+/// space, quote or bracket) shown as [`redact_url`] shows it.
+fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme_start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[at + 3..]
+            .find(ends_url)
+            .map_or(rest.len(), |i| at + 3 + i);
+        out.push_str(&rest[..scheme_start]);
+        out.push_str(&redact_url(&rest[scheme_start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What one store must never print: the secrets of its URL and settings.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    /// Exact strings replaced by `***` wherever they appear (after URLs
+    /// are redacted): a query string, a password, credential values.
+    secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secrets)", self.secrets.len())
+    }
+}
+
+impl Redactor {
+    /// The secrets of `url`: its user-info and query string, and their
+    /// parts (a message may show a token decoded, or alone).
+    pub(crate) fn for_url(url: &str) -> Self {
+        let mut redactor = Self::default();
+        if let Some(scheme_end) = url.find("://") {
+            let rest = &url[scheme_end + 3..];
+            let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+            if let Some(at) = authority.rfind('@') {
+                let user_info = &authority[..at];
+                redactor.add(user_info);
+                if let Some((_, password)) = user_info.split_once(':') {
+                    redactor.add(password);
+                }
+            }
+        }
+        if let Some(query_start) = url.find(['?', '#']) {
+            let query = &url[query_start + 1..];
+            redactor.add(query);
+            for pair in query.split(['&', '#']) {
+                if let Some((_, value)) = pair.split_once('=') {
+                    redactor.add(value);
+                    redactor.add(&percent_decoded(value));
+                }
+            }
+        }
+        redactor
+    }
+
+    /// Never print `secret` (ignored when shorter than 4 characters: too
+    /// short to be a credential, and it would blank out ordinary words).
+    pub(crate) fn add(&mut self, secret: &str) {
+        if secret.len() >= 4 && !self.secrets.iter().any(|s| s == secret) {
+            self.secrets.push(secret.to_string());
+            // Longest first, so that a secret containing another goes whole.
+            self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+    }
+
+    /// `text` with its URLs redacted and every known secret replaced.
+    pub(crate) fn text(&self, text: &str) -> String {
+        let mut out = redact_urls_in(text);
+        for secret in &self.secrets {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), "***");
+            }
+        }
+        out
+    }
+}
+
+/// `%XX` escapes decoded (a token may be printed either way); invalid
+/// escapes and non-UTF-8 results are left as they are.
+fn percent_decoded(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_info_and_query_are_redacted() {
+        assert_eq!(
+            redact_url("https://user:pw@host:8443/a/b.zarr?sv=1&sig=abc"),
+            "https://***@host:8443/a/b.zarr?***"
+        );
+        assert_eq!(redact_url("http://host/a.zarr"), "http://host/a.zarr");
+        assert_eq!(redact_url("http://host?sig=x"), "http://host?***");
+        assert_eq!(redact_url("http://host/a#frag"), "http://host/a#***");
+        assert_eq!(redact_url("s3://bucket/p"), "s3://bucket/p");
+        assert_eq!(redact_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn urls_inside_messages_are_redacted() {
+        let text = "error sending request for url (http://u:p@h/a/c/0?sig=S3CRET): refused";
+        assert_eq!(
+            redact_urls_in(text),
+            "error sending request for url (http://***@h/a/c/0?***): refused"
+        );
+        assert_eq!(
+            redact_urls_in("a https://h/x?t=1 and s3://b/k?v=2."),
+            "a https://h/x?*** and s3://b/k?***"
+        );
+    }
+
+    #[test]
+    fn secrets_are_replaced_anywhere_and_decoded() {
+        let redactor = Redactor::for_url("https://me:hunter22@h/a.zarr?sv=2024&sig=ab%2Bcd%3D");
+        let text = redactor.text("token sig=ab%2Bcd%3D or ab+cd= by me:hunter22, pw hunter22");
+        assert!(!text.contains("ab%2Bcd%3D"), "{text}");
+        assert!(!text.contains("ab+cd="), "{text}");
+        assert!(!text.contains("hunter22"), "{text}");
+    }
+
+    #[test]
+    fn short_values_are_not_secrets() {
+        let redactor = Redactor::for_url("http://h/a?x=1");
+        assert_eq!(redactor.text("1 of 1"), "1 of 1");
+    }
+}

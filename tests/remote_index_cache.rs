@@ -1,0 +1,376 @@
+//! The shard-index cache of remote stores (on by default) cannot go stale:
+//! a shard rewritten on the server between two reads of one open store
+//! reads the new values, over HTTP (Starlette's `StaticFiles`, which sends
+//! ETags) and S3 (moto), with and without compression, with and without
+//! `crc32c` on the index, index at the end and at the start. A server that
+//! gives no version (`serve_http.py --no-versions`) gets nothing kept and
+//! still reads right. A second window of a shard whose index is kept costs
+//! the inner chunk's request only.
+//!
+//! The stores are made here with zarrs. Odd versions leave the first
+//! inner chunk of each shard at the fill value (so it is not stored), even
+//! versions fill every inner chunk, with other values each time, so the
+//! offsets of the inner chunks move from one version to the next: read
+//! with the index of the one before, a version's bytes give wrong values
+//! (without compression or `crc32c`, silently). An index with a missing
+//! inner chunk is not kept (a window of that chunk alone sends no request
+//! that could see a rewrite): version 1 to 2 checks that.
+#![cfg(feature = "remote")]
+
+mod common;
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::num::NonZeroU64;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use servers::PythonServer;
+use zarrs::array::codec::api::{ArrayToBytesCodecTraits, BytesToBytesCodecTraits};
+use zarrs::array::codec::{GzipCodec, ShardingCodecBuilder, ShardingIndexLocation};
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, data_type};
+use zarrs::filesystem::FilesystemStore;
+use zarrs_extension_codecs::ArrayReadExt;
+use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
+
+/// The array: 16 x 16 uint16, shards of 8 x 8, inner chunks of 4 x 4.
+const SHAPE: [u64; 2] = [16, 16];
+
+/// One way of storing the shards.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    gzip: bool,
+    crc32c: bool,
+    index_at_start: bool,
+}
+
+impl Layout {
+    fn name(self) -> String {
+        format!(
+            "gzip{}_crc{}_start{}.zarr",
+            u8::from(self.gzip),
+            u8::from(self.crc32c),
+            u8::from(self.index_at_start)
+        )
+    }
+}
+
+const LAYOUTS: [Layout; 5] = [
+    Layout {
+        gzip: false,
+        crc32c: false,
+        index_at_start: false,
+    },
+    Layout {
+        gzip: false,
+        crc32c: true,
+        index_at_start: false,
+    },
+    Layout {
+        gzip: true,
+        crc32c: false,
+        index_at_start: false,
+    },
+    Layout {
+        gzip: true,
+        crc32c: true,
+        index_at_start: false,
+    },
+    Layout {
+        gzip: false,
+        crc32c: false,
+        index_at_start: true,
+    },
+];
+
+fn nonzero(values: &[u64]) -> Vec<NonZeroU64> {
+    values
+        .iter()
+        .map(|&v| NonZeroU64::new(v).unwrap())
+        .collect()
+}
+
+/// The values of `version` at (row, column): odd versions are 0 (the fill
+/// value) in the first inner chunk of each shard.
+fn value(version: u16, row: u64, column: u64) -> u16 {
+    let first_inner = row % 8 < 4 && column % 8 < 4;
+    if version % 2 == 1 && first_inner {
+        0
+    } else {
+        version * 1000 + (row * 16 + column) as u16
+    }
+}
+
+fn values(version: u16, subset: &ArraySubset) -> Vec<u16> {
+    let ranges = subset.to_ranges();
+    let mut out = vec![];
+    for row in ranges[0].clone() {
+        for column in ranges[1].clone() {
+            out.push(value(version, row, column));
+        }
+    }
+    out
+}
+
+/// Write `version` of the array at `dir` with `layout`.
+fn write(dir: &Path, layout: Layout, version: u16) {
+    let store = Arc::new(FilesystemStore::new(dir).unwrap());
+    let data_type = data_type::uint16();
+    let mut sharding = ShardingCodecBuilder::new(nonzero(&[4, 4]), &data_type);
+    if layout.gzip {
+        let gzip: Arc<dyn BytesToBytesCodecTraits> = Arc::new(GzipCodec::new(5).unwrap());
+        sharding.bytes_to_bytes_codecs(vec![gzip]);
+    }
+    if !layout.crc32c {
+        sharding.index_bytes_to_bytes_codecs(vec![]);
+    }
+    if layout.index_at_start {
+        sharding.index_location(ShardingIndexLocation::Start);
+    }
+    let codec: Arc<dyn ArrayToBytesCodecTraits> = sharding.build_arc();
+    let array = ArrayBuilder::new(SHAPE.to_vec(), vec![8, 8], data_type, 0u16)
+        .array_to_bytes_codec(codec)
+        .codec_specific_options(common::c_order())
+        .build(store, "/")
+        .unwrap();
+    array.store_metadata().unwrap();
+    let all = ArraySubset::new_with_shape(SHAPE.to_vec());
+    array
+        .store_array_subset(&all, values(version, &all))
+        .unwrap();
+    // Starlette's ETag is made of the modification time and the size: a
+    // rewrite within its clock's resolution would keep it.
+    let later = SystemTime::now() + Duration::from_secs(u64::from(version) * 5);
+    for entry in walk(dir) {
+        std::fs::File::options()
+            .write(true)
+            .open(&entry)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    }
+}
+
+/// The files under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Fail fast: the servers are on this machine.
+fn options() -> RemoteOptions {
+    let mut options = RemoteOptions::default();
+    options.max_retries = 0;
+    options.retry_timeout = Duration::from_secs(2);
+    options.timeout = Duration::from_secs(10);
+    options
+}
+
+/// The S3 settings of moto at `url`.
+fn s3_options(url: &str) -> RemoteOptions {
+    options()
+        .with_s3_config("aws_endpoint_url", url)
+        .with_s3_config("aws_region", "us-east-1")
+        .with_s3_config("aws_access_key_id", "testing")
+        .with_s3_config("aws_secret_access_key", "testing")
+}
+
+/// Upload the shards under `dir` to `bucket`/`prefix` of moto at `url`.
+fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
+    use object_store::ObjectStoreExt;
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(url)
+        .with_bucket_name(bucket)
+        .with_region("us-east-1")
+        .with_access_key_id("testing")
+        .with_secret_access_key("testing")
+        .with_allow_http(true)
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for file in walk(&dir.join("c")) {
+        let key = format!(
+            "{prefix}/{}",
+            file.strip_prefix(dir).unwrap().to_str().unwrap()
+        );
+        let bytes = std::fs::read(&file).unwrap();
+        runtime
+            .block_on(store.put(&object_store::path::Path::from(key), bytes.into()))
+            .unwrap();
+    }
+}
+
+/// The window of one inner chunk (the second of the first shard).
+fn inner_window() -> ArraySubset {
+    ArraySubset::new_with_ranges(&[0..4, 4..8])
+}
+
+/// Read `subset` of `array` and compare with `version`.
+fn assert_reads(what: &str, array: &Array<RemoteStore>, subset: &ArraySubset, version: u16) {
+    let got: Vec<u16> = array.retrieve_array_subset_vec(subset).unwrap_or_else(|e| {
+        panic!("{what}: {e}");
+    });
+    assert_eq!(got, values(version, subset), "{what} {subset:?}");
+}
+
+#[test]
+fn a_shard_rewritten_while_a_store_is_open_reads_its_new_values() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    for layout in LAYOUTS {
+        write(&root.path().join(layout.name()), layout, 1);
+    }
+    let http = PythonServer::http(root.path(), 0);
+    let s3 = PythonServer::s3("cache", root.path());
+    let windows = [
+        inner_window(),
+        ArraySubset::new_with_ranges(&[4..8, 0..4]),
+        ArraySubset::new_with_ranges(&[2..7, 3..13]),
+        ArraySubset::new_with_shape(SHAPE.to_vec()),
+    ];
+    for layout in LAYOUTS {
+        let name = layout.name();
+        let stores = [
+            (
+                "http",
+                Arc::new(RemoteStore::open(&format!("{}/{name}", http.url()), &options()).unwrap()),
+            ),
+            (
+                "s3",
+                Arc::new(
+                    RemoteStore::open(&format!("s3://cache/{name}"), &s3_options(&s3.url()))
+                        .unwrap(),
+                ),
+            ),
+        ];
+        let arrays = stores
+            .iter()
+            .map(|(_, store)| Array::open(store.clone(), "/").unwrap())
+            .collect::<Vec<_>>();
+        let rewrite = |version: u16| {
+            write(&root.path().join(&name), layout, version);
+            upload_shards(&s3.url(), "cache", &name, &root.path().join(&name));
+        };
+        // Version 1: a window of the missing first inner chunk. Its index
+        // is not kept (it has a missing chunk): after the rewrite, the
+        // same window reads the new values.
+        let missing = ArraySubset::new_with_ranges(&[0..4, 0..4]);
+        for ((what, _), array) in stores.iter().zip(&arrays) {
+            assert_reads(&format!("{what} {layout:?} version 1"), array, &missing, 1);
+        }
+        rewrite(2);
+        for ((what, store), array) in stores.iter().zip(&arrays) {
+            let what = format!("{what} {layout:?} version 2");
+            assert_reads(&what, array, &missing, 2);
+            assert_reads(&what, array, &inner_window(), 2);
+            // The index is kept: a second window of the shard is one
+            // request.
+            store.reset_fetched();
+            assert_reads(
+                &what,
+                array,
+                &ArraySubset::new_with_ranges(&[4..8, 4..8]),
+                2,
+            );
+            assert_eq!(store.fetched().requests, 1, "{what}: {:?}", store.fetched());
+        }
+        // Version 3 moves the inner chunks: read with the kept index of
+        // version 2, they would be the wrong ones.
+        rewrite(3);
+        for ((what, _), array) in stores.iter().zip(&arrays) {
+            for window in &windows {
+                assert_reads(&format!("{what} {layout:?} version 3"), array, window, 3);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_server_without_versions_keeps_no_index_and_reads_right() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0];
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 1);
+    let server = PythonServer::http_with(root.path(), &["--no-versions"]);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+    let array = Array::open(store.clone(), "/").unwrap();
+    assert_reads("no versions, version 1", &array, &inner_window(), 1);
+    // Nothing kept: the index is read again.
+    store.reset_fetched();
+    assert_reads("no versions, version 1", &array, &inner_window(), 1);
+    assert_eq!(store.fetched().requests, 2, "{:?}", store.fetched());
+    write(&dir, layout, 2);
+    assert_reads("no versions, version 2", &array, &inner_window(), 2);
+    assert_reads(
+        "no versions, version 2",
+        &array,
+        &ArraySubset::new_with_shape(SHAPE.to_vec()),
+        2,
+    );
+}
+
+/// A server that gives Last-Modified but no ETag: indexes are kept by
+/// Last-Modified and size, reads are conditional on `If-Unmodified-Since`
+/// and checked, and a rewrite (another modification time) is seen.
+#[test]
+fn a_server_with_last_modified_only_keeps_indexes_and_sees_rewrites() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0];
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 2);
+    let server = PythonServer::http_with(root.path(), &["--no-etag"]);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+    let array = Array::open(store.clone(), "/").unwrap();
+    assert_reads("Last-Modified, version 2", &array, &inner_window(), 2);
+    store.reset_fetched();
+    let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
+    assert_reads("Last-Modified, version 2", &array, &second, 2);
+    assert_eq!(store.fetched().requests, 1, "{:?}", store.fetched());
+    write(&dir, layout, 3);
+    for window in [inner_window(), second] {
+        assert_reads("Last-Modified, version 3", &array, &window, 3);
+    }
+}
+
+/// The async API: a rewritten shard reads its new values through
+/// `AsyncArrayReadExt` too.
+#[tokio::test(flavor = "current_thread")]
+async fn async_reads_see_a_rewritten_shard_too() {
+    use zarrs_extension_codecs::AsyncArrayReadExt;
+    use zarrs_extension_codecs::remote::AsyncRemoteStore;
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0];
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 1);
+    let server = PythonServer::http(root.path(), 0);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let store = Arc::new(AsyncRemoteStore::open(&url, &options()).unwrap());
+    let array = Array::async_open(store.clone(), "/").await.unwrap();
+    for version in [1, 2] {
+        if version == 2 {
+            write(&dir, layout, 2);
+        }
+        let got: Vec<u16> = array
+            .async_retrieve_array_subset_vec(&inner_window())
+            .await
+            .unwrap();
+        assert_eq!(got, values(version, &inner_window()), "version {version}");
+    }
+}

@@ -17,6 +17,13 @@ use super::{
 ///
 /// The same calls as [`ArrayReadExt`](super::ArrayReadExt), each `async` and
 /// prefixed `async_`.
+///
+/// They do not block the runtime: faulting in a new output and decoding
+/// run on rayon's threads (for the arrays the read engine reads: all but
+/// nested sharding, sharding behind array -> array or before bytes -> bytes
+/// codecs, and storage transformers, which zarrs' own async read decodes on
+/// the calling thread). A future dropped at an await leaves no thread
+/// writing into the caller's output.
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 #[allow(async_fn_in_trait)] // Implemented here only; callers await it directly.
 pub trait AsyncArrayReadExt {

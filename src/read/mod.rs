@@ -4,8 +4,10 @@
 //! then copies it into a fresh `Vec<T>` (a `u8` allocation cannot become a
 //! `Vec<f64>`), and the fresh output is first touched 4 KiB page by 4 KiB
 //! page. On a warm 256 MiB read those page faults are most of the time.
-//! [`ArrayReadExt`] decodes through zarrs' `retrieve_array_subset_into_opt`
-//! into a typed buffer instead:
+//! [`ArrayReadExt`] decodes into a typed buffer instead, through the
+//! crate's read engine (`engine`: a window in one round trip per shard,
+//! each chunk decoded straight into its window of the output; what it does
+//! not read, zarrs' `retrieve_array_subset_into_opt` does):
 //!
 //! - [`retrieve_array_subset_vec`](ArrayReadExt::retrieve_array_subset_vec)
 //!   returns a new `Vec<T>`, allocated zeroed by the allocator (no extra
@@ -23,8 +25,8 @@
 //! Unlike zarrs' own reads, a window that reaches outside the array is an
 //! error (zarrs pads it with the fill value without a word: call zarrs'
 //! `retrieve_array_subset` / `retrieve_array_subset_into_opt` where that is
-//! what you want), and an error from a chunk names the array's path and the
-//! chunk's key. An array that zarrs' built-in `bytes` or `packbits` would
+//! what you want), and an error from a chunk names the array's path, the
+//! chunk's (or shard's) key and the inner chunk. An array that zarrs' built-in `bytes` or `packbits` would
 //! read wrong is refused with a message naming
 //! [`register_overrides`](crate::register_overrides) (see
 //! [`validate_codecs`](crate::validate_codecs)).
@@ -51,7 +53,8 @@
 //! ```
 //!
 //! Under the `async` feature, [`AsyncArrayReadExt`] has the same calls for
-//! arrays over async stores.
+//! arrays over async stores; its decoding runs on rayon's threads, never on
+//! the async runtime's.
 
 #[cfg(feature = "async")]
 mod async_read;

@@ -1,0 +1,117 @@
+//! The read engine over HTTP (Starlette's `StaticFiles` under uvicorn, from
+//! the repository's `.venv`), requests counted by the store: a window of
+//! four inner chunks of one shard costs its index and one coalesced request
+//! for the chunks; a second window of that shard, its index kept (the
+//! default), one request; a whole read, one request per shard. Values as
+//! the filesystem store reads them.
+#![cfg(feature = "remote")]
+
+#[path = "common/servers.rs"]
+mod servers;
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use servers::PythonServer;
+use zarrs::array::codec::ShardingCodecBuilder;
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, data_type};
+use zarrs::filesystem::FilesystemStore;
+use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
+use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
+
+/// A 70 x 50 uint16 array, shards of 32 x 24 (3 x 3 of them), inner
+/// chunks of 8 x 6 with zstd, index with crc32c, in `dir/a.zarr`.
+fn write(dir: &std::path::Path) -> Vec<u16> {
+    let store = Arc::new(FilesystemStore::new(dir.join("a.zarr")).unwrap());
+    let inner: Vec<NonZeroU64> = [8u64, 6]
+        .iter()
+        .map(|&n| NonZeroU64::new(n).unwrap())
+        .collect();
+    let mut sharding = ShardingCodecBuilder::new(inner, &data_type::uint16());
+    sharding.bytes_to_bytes_codecs(vec![Arc::new(zarrs::array::codec::ZstdCodec::new(
+        1, false,
+    ))]);
+    let array = ArrayBuilder::new(vec![70, 50], vec![32, 24], data_type::uint16(), 7u16)
+        .array_to_bytes_codec(Arc::new(sharding.build()))
+        .build(store, "/")
+        .unwrap();
+    array.store_metadata().unwrap();
+    let values: Vec<u16> = (0..70 * 50)
+        .map(|i| (i * 37 % 60_000 + 100) as u16)
+        .collect();
+    array
+        .store_array_subset(&array.subset_all(), values.clone())
+        .unwrap();
+    values
+}
+
+fn window_values(values: &[u16], window: &ArraySubset) -> Vec<u16> {
+    let r = window.to_ranges();
+    r[0].clone()
+        .flat_map(|row| {
+            r[1].clone()
+                .map(move |col| values[(row * 50 + col) as usize])
+        })
+        .collect()
+}
+
+#[test]
+fn requests_per_window_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = write(dir.path());
+    let server = PythonServer::http(dir.path(), 0);
+    let url = format!("{}/a.zarr", server.url());
+    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    let array = Array::open(store.clone(), "/").unwrap();
+    // Four inner chunks of shard [0, 0], then four others of it.
+    for (i, window) in [
+        ArraySubset::new_with_ranges(&[4..12, 3..9]),
+        ArraySubset::new_with_ranges(&[20..28, 14..20]),
+    ]
+    .iter()
+    .enumerate()
+    {
+        store.reset_fetched();
+        let got = array.retrieve_array_subset_vec::<u16>(window).unwrap();
+        assert_eq!(got, window_values(&values, window));
+        let want = if i == 0 { 2 } else { 1 };
+        assert_eq!(
+            store.fetched().requests,
+            want,
+            "window {i}: {:?}",
+            store.fetched()
+        );
+    }
+    store.reset_fetched();
+    let all = array
+        .retrieve_array_subset_vec::<u16>(&array.subset_all())
+        .unwrap();
+    assert_eq!(all, values);
+    assert_eq!(store.fetched().requests, 9, "{:?}", store.fetched());
+}
+
+#[test]
+fn async_requests_per_window_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = write(dir.path());
+    let server = PythonServer::http(dir.path(), 0);
+    let url = format!("{}/a.zarr", server.url());
+    let remote = RemoteStore::open(&url, &RemoteOptions::default()).unwrap();
+    let store = remote.async_store();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let array = Array::async_open(store.clone(), "/").await.unwrap();
+        let window = ArraySubset::new_with_ranges(&[30..40, 20..30]); // 4 shards
+        store.reset_fetched();
+        let got = array
+            .async_retrieve_array_subset_vec::<u16>(&window)
+            .await
+            .unwrap();
+        assert_eq!(got, window_values(&values, &window));
+        // Each shard's index, then its inner chunks in one request.
+        assert_eq!(store.fetched().requests, 8, "{:?}", store.fetched());
+    });
+}

@@ -21,7 +21,7 @@ use zarrs::array::{
 use zarrs::storage::byte_range::ByteRange;
 use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
 
-use super::fetch::{Fetched, Plan, chunk_pieces, chunks_error_of, plan, storage_error, vanished};
+use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error, vanished};
 use super::plan::{Engine, Unit, units};
 use super::{ASYNC_IN_FLIGHT, at, decode};
 
@@ -200,7 +200,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         Ok(bytes) => read.assemble(unit, &index, bytes.into_iter()),
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
-            Err(chunks_error_of(&read, unit, &index, len, &e))
+            Err(read.chunks_error(unit, &index, len, &e))
         }
     }
 }

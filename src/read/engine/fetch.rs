@@ -119,7 +119,8 @@ impl ShardRead<'_> {
             self.pieces
                 .into_iter()
                 .map(|p| {
-                    let bytes = inner(&p)
+                    let bytes = p
+                        .inner
                         .and_then(|i| index.range(i))
                         .map(|r| shard.slice(r.start as usize..r.end as usize));
                     (p, bytes)
@@ -132,7 +133,7 @@ impl ShardRead<'_> {
     pub(crate) fn ranges(&self, index: &ShardIndex) -> Vec<Range<u64>> {
         self.pieces
             .iter()
-            .filter_map(|p| inner(p).and_then(|i| index.range(i)))
+            .filter_map(|p| p.inner.and_then(|i| index.range(i)))
             .collect()
     }
 
@@ -146,7 +147,7 @@ impl ShardRead<'_> {
     ) -> Result<Fetched, ArrayError> {
         let mut out = Vec::with_capacity(self.pieces.len());
         for p in self.pieces {
-            let Some(range) = inner(&p).and_then(|i| index.range(i)) else {
+            let Some(range) = p.inner.and_then(|i| index.range(i)) else {
                 out.push((p, None));
                 continue;
             };
@@ -178,7 +179,7 @@ impl ShardRead<'_> {
     ) -> ArrayError {
         let past_end = shard_len.and_then(|len| {
             self.pieces.iter().find_map(|p| {
-                let r = inner(p).and_then(|i| index.range(i))?;
+                let r = p.inner.and_then(|i| index.range(i))?;
                 (r.end > len).then(|| {
                     format!(
                         "inner chunk {:?}: offset {}, nbytes {}: ends past the shard's end ({len} bytes): ",
@@ -196,10 +197,6 @@ impl ShardRead<'_> {
             crate::error_chain(error)
         ))
     }
-}
-
-fn inner(piece: &Piece) -> Option<usize> {
-    piece.inner
 }
 
 /// The piece of a chunk with its bytes (`None`: absent).
@@ -298,16 +295,4 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
             Err(read.chunks_error(unit, &index, len, &e))
         }
     }
-}
-
-/// [`ShardRead::chunks_error`] as a function (for the async fetch).
-#[cfg(feature = "async")]
-pub(crate) fn chunks_error_of(
-    read: &ShardRead<'_>,
-    unit: &Unit,
-    index: &ShardIndex,
-    shard_len: Option<u64>,
-    error: &StorageError,
-) -> ArrayError {
-    read.chunks_error(unit, index, shard_len, error)
 }

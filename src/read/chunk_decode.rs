@@ -17,9 +17,19 @@
 //!   the output. No chunk-sized buffer is allocated beyond the decompressed
 //!   bytes.
 //! - **Fallback**: every other chain (transpose, packbits, sharding,
-//!   sub-byte or small-float stored types, ...) is decoded by zarrs' codec
-//!   chain (a partial decode when the window is part of the chunk) into the
-//!   output through zarrs' own view.
+//!   `cast_value` before `scale_offset`, sub-byte or small-float stored
+//!   types, ...) is decoded by zarrs' codec chain into the output through
+//!   zarrs' own view: a whole chunk with `decode_into`, a part through the
+//!   chain's partial decoder, or, when the chain has a bytes->bytes codec
+//!   (which decodes the whole chunk anyway), by decoding the whole chunk
+//!   and copying the part.
+//!
+//! The output window is an [`OutputWindow`], not zarrs'
+//! `ArrayBytesFixedDisjointView`: that view keeps its bytes private (it can
+//! only be filled, or copied into from a contiguous buffer), so nothing can
+//! be decoded straight into it. An `OutputWindow` is made under the same
+//! contract (windows over one buffer never overlap) and gives zarrs a view
+//! of itself for the fallback.
 //!
 //! Both give the same values bit for bit (tested against zarrs' chain decode
 //! with this crate's codecs). A missing chunk reads as the array's fill

@@ -58,6 +58,17 @@ pub(crate) use window::OutputWindow;
 
 /// Decodes chunks of one codec chain, chunk shape, data type and fill value
 /// into output windows.
+///
+/// Make one per array (or per inner chain of a shard) and chunk shape, and
+/// share it between threads: [`new`](Self::new) works out once whether the
+/// fused path applies. For each chunk, make an [`OutputWindow`] over the
+/// part of the caller's output that the chunk fills (with
+/// [`OutputWindow::new`], over the `UnsafeCellSlice` of the whole output,
+/// as zarrs' views are made), then call [`decode_into`](Self::decode_into)
+/// with the chunk's bytes (or `None` if it is absent) and the part of the
+/// chunk that falls in the window. Decoding large chunks off rayon's
+/// threads splits them over `options.concurrent_target()` threads; on a
+/// rayon thread (chunks decoded in parallel) each chunk runs on its own.
 pub(crate) struct ChunkDecoder {
     codecs: Arc<CodecChain>,
     chunk_shape: Vec<NonZeroU64>,

@@ -1,14 +1,28 @@
-//! The read path's fused chunk decode allocates no chunk-sized buffer: a
-//! 4 MiB chunk (512 x 1024 float64 stored as uint16 through `scale_offset`
-//! + `cast_value` + `bytes`) decodes into the caller's buffer with a few
-//! small allocations at most, where zarrs' chain decode allocates the cast
-//! chunk (4 MiB) on the way. Counted by a global allocator of this test
-//! binary's own.
+//! The read path's `ChunkDecoder` (`src/read/chunk_decode.rs`) from
+//! outside the crate:
+//!
+//! - every zarr-python fixture store, decoded chunk by chunk into one output
+//!   (each chunk into its window, edge chunks cut to the array), equals what
+//!   zarr-python decoded;
+//! - the fused decode allocates no chunk-sized buffer: a 4 MiB chunk (512 x
+//!   1024 float64 stored as uint16 through `scale_offset` + `cast_value` +
+//!   `bytes`) decodes into the caller's buffer with a few small allocations
+//!   at most, where zarrs' chain decode allocates the cast chunk (4 MiB) on
+//!   the way. Counted by a global allocator of this test binary's own, on
+//!   the test's thread only.
+
+mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{compare, fixtures, le_to_ne, zarr_python_fixtures};
+use zarrs::array::{Array, ArraySubset};
+use zarrs::filesystem::FilesystemStore;
+use zarrs_extension_codecs::numeric::NumericType;
 
 use serde_json::json;
 use zarrs::array::codec::api::ArrayToBytesCodecTraits;
@@ -20,17 +34,24 @@ use zarrs_extension_codecs::codec::scale_offset::ScaleOffsetCodec;
 use zarrs_extension_codecs::read::chunk_decode::ExposedChunkDecoder;
 
 /// The system allocator, counting the bytes of the largest allocation made
-/// while `COUNTING` is set.
+/// on a thread while its `COUNTING` is set.
 struct Counting;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
 static LARGEST: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether this thread counts (`false` while the thread is being torn down).
+fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(false)
+}
+
 // SAFETY: every call is forwarded to the system allocator unchanged; the
-// counters are atomics and allocate nothing.
+// counters (an atomic, a `const`-initialised thread local) allocate nothing.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
         }
         // SAFETY: the caller's contract for `alloc`, passed on.
@@ -43,7 +64,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
         }
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
@@ -51,7 +72,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             LARGEST.fetch_max(new_size, Ordering::Relaxed);
         }
         // SAFETY: the caller's contract for `realloc`, passed on.
@@ -65,9 +86,9 @@ static ALLOCATOR: Counting = Counting;
 /// The largest allocation `f` makes.
 fn largest_allocation(f: impl FnOnce()) -> usize {
     LARGEST.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::Relaxed);
+    COUNTING.set(true);
     f();
-    COUNTING.store(false, Ordering::Relaxed);
+    COUNTING.set(false);
     LARGEST.load(Ordering::Relaxed)
 }
 
@@ -123,4 +144,66 @@ fn fused_decode_allocates_no_chunk_sized_buffer() {
         fused < 64 << 10,
         "the fused decode allocated {fused} bytes at once (chunk: {chunk_bytes})"
     );
+}
+
+/// Every zarr-python fixture, chunk by chunk through `ChunkDecoder` into
+/// one output of the array's shape, against zarr-python's own decoding.
+#[test]
+fn zarr_python_fixtures_decode_chunk_by_chunk() {
+    let mut failures = Vec::new();
+    let mut fused_chunks = 0;
+    let all = fixtures(&zarr_python_fixtures());
+    for fixture in &all {
+        let store = Arc::new(FilesystemStore::new(&fixture.store).unwrap());
+        let array = Array::open(store, "/").unwrap();
+        let data_type = NumericType::from_data_type(array.data_type()).expect("numeric fixture");
+        let size = data_type.size();
+        let expected = le_to_ne(&fixture.expected, size);
+        let shape = array.shape().to_vec();
+        let mut out = vec![0u8; expected.len()];
+        let options = CodecOptions::default();
+        let grid = ArraySubset::new_with_shape(array.chunk_grid_shape().to_vec());
+        let result = grid.indices().into_iter().try_for_each(|indices| {
+            let decoder = ExposedChunkDecoder::new(&array, &indices).map_err(|e| e.to_string())?;
+            fused_chunks += usize::from(decoder.is_fused());
+            let in_array = array
+                .chunk_subset_bounded(&indices)
+                .map_err(|e| e.to_string())?;
+            let part = ArraySubset::new_with_shape(in_array.shape().to_vec());
+            let encoded = array
+                .retrieve_encoded_chunk(&indices)
+                .map_err(|e| e.to_string())?;
+            decoder
+                .decode_window(
+                    encoded.as_deref(),
+                    &part,
+                    &mut out,
+                    &shape,
+                    in_array.start(),
+                    &options,
+                )
+                .map_err(|e| format!("chunk {indices:?}: {e}"))
+        });
+        match result {
+            Ok(()) => {
+                if let Err(e) = compare(data_type, &out, &expected) {
+                    failures.push(format!("{}: {e}", fixture.name));
+                }
+            }
+            Err(e) => failures.push(format!("{}: {e}", fixture.name)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+    assert!(
+        all.len() >= 20,
+        "expected the full fixture set, found {}",
+        all.len()
+    );
+    assert!(fused_chunks > 0, "no fixture chunk took the fused path");
 }

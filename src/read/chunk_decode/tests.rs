@@ -664,7 +664,7 @@ fn sharded_chain_falls_back_to_zarrs() {
         std::num::NonZeroU64::new(3).unwrap(),
         std::num::NonZeroU64::new(4).unwrap(),
     ];
-    let sharding = ShardingCodecBuilder::new(inner_shape.into(), &chain.data_type)
+    let sharding = ShardingCodecBuilder::new(inner_shape, &chain.data_type)
         .array_to_array_codecs(chain.array_to_array.clone())
         .array_to_bytes_codec(Arc::new(BytesCodec::big()))
         .build_arc();

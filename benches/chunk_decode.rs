@@ -1,7 +1,7 @@
 //! One 32 MiB chunk decoded into the caller's memory: 1024 x 4096 float64
 //! stored as uint16 through `scale_offset` (offset 100, scale 10) +
 //! `cast_value(uint16)` + `bytes`, no compressor (the chunks of issue 23's
-//! 256 MiB store), on one thread.
+//! 256 MiB store), on one thread unless a row says otherwise.
 //!
 //! - `zarrs_chain_copy`: zarrs' chain decode (`CodecChain::decode`, each
 //!   array->array codec into a new chunk-sized buffer) and a copy into a
@@ -10,6 +10,8 @@
 //!   fresh output;
 //! - `fused_reused`: the same into one output kept across iterations (no
 //!   fresh pages: for scale);
+//! - `zarrs_chain_copy_2_threads` / `fused_2_threads`: the same two with a
+//!   `concurrent_target` of 2 (the chunk split into parts);
 //! - `memcpy`: copying the 32 MiB of decoded values (for scale).
 //!
 //! A fresh output is `calloc`ed, so its pages are faulted in by the decode
@@ -116,6 +118,33 @@ fn main() {
             let mut out = bytemuck::zeroed_vec::<f64>(n);
             decoder
                 .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), &options)
+                .expect("decode");
+            black_box(out)
+        });
+    });
+    // Both on two threads (the codecs, and the fused path, split one chunk
+    // into parts on the crate's pool).
+    let options_2 = CodecOptions::default().with_concurrent_target(2);
+    group.bench_function("zarrs_chain_copy_2_threads", |b| {
+        b.iter(|| {
+            let decoded = codecs
+                .decode(Cow::Borrowed(&encoded), &shape, &dt, &fv, &options_2)
+                .expect("zarrs decode");
+            let mut out = bytemuck::zeroed_vec::<f64>(n);
+            match &decoded {
+                ArrayBytes::Fixed(bytes) => {
+                    bytemuck::cast_slice_mut::<f64, u8>(&mut out).copy_from_slice(bytes);
+                }
+                _ => unreachable!("fixed-size data"),
+            }
+            black_box(out)
+        });
+    });
+    group.bench_function("fused_2_threads", |b| {
+        b.iter(|| {
+            let mut out = bytemuck::zeroed_vec::<f64>(n);
+            decoder
+                .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), &options_2)
                 .expect("decode");
             black_box(out)
         });

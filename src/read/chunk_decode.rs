@@ -17,9 +17,19 @@
 //!   the output. No chunk-sized buffer is allocated beyond the decompressed
 //!   bytes.
 //! - **Fallback**: every other chain (transpose, packbits, sharding,
-//!   sub-byte or small-float stored types, ...) is decoded by zarrs' codec
-//!   chain (a partial decode when the window is part of the chunk) into the
-//!   output through zarrs' own view.
+//!   `cast_value` before `scale_offset`, sub-byte or small-float stored
+//!   types, ...) is decoded by zarrs' codec chain into the output through
+//!   zarrs' own view: a whole chunk with `decode_into`, a part through the
+//!   chain's partial decoder, or, when the chain has a bytes->bytes codec
+//!   (which decodes the whole chunk anyway), by decoding the whole chunk
+//!   and copying the part.
+//!
+//! The output window is an [`OutputWindow`], not zarrs'
+//! `ArrayBytesFixedDisjointView`: that view keeps its bytes private (it can
+//! only be filled, or copied into from a contiguous buffer), so nothing can
+//! be decoded straight into it. An `OutputWindow` is made under the same
+//! contract (windows over one buffer never overlap) and gives zarrs a view
+//! of itself for the fallback.
 //!
 //! Both give the same values bit for bit (tested against zarrs' chain decode
 //! with this crate's codecs). A missing chunk reads as the array's fill
@@ -48,6 +58,17 @@ pub(crate) use window::OutputWindow;
 
 /// Decodes chunks of one codec chain, chunk shape, data type and fill value
 /// into output windows.
+///
+/// Make one per array (or per inner chain of a shard) and chunk shape, and
+/// share it between threads: [`new`](Self::new) works out once whether the
+/// fused path applies. For each chunk, make an [`OutputWindow`] over the
+/// part of the caller's output that the chunk fills (with
+/// [`OutputWindow::new`], over the `UnsafeCellSlice` of the whole output,
+/// as zarrs' views are made), then call [`decode_into`](Self::decode_into)
+/// with the chunk's bytes (or `None` if it is absent) and the part of the
+/// chunk that falls in the window. Decoding large chunks off rayon's
+/// threads splits them over `options.concurrent_target()` threads; on a
+/// rayon thread (chunks decoded in parallel) each chunk runs on its own.
 pub(crate) struct ChunkDecoder {
     codecs: Arc<CodecChain>,
     chunk_shape: Vec<NonZeroU64>,

@@ -650,3 +650,67 @@ fn mismatched_windows_are_refused() {
     );
     assert!(e.is_err());
 }
+
+/// A sharded array (inner chunks through `scale_offset` + `cast_value` +
+/// `bytes`, an absent inner chunk): the array's chain is `sharding_indexed`,
+/// which the fallback decodes through zarrs, whole shards and parts.
+#[test]
+#[cfg_attr(miri, ignore)] // many small decodes
+fn sharded_chain_falls_back_to_zarrs() {
+    use zarrs::array::codec::ShardingCodecBuilder;
+    let mut rng = SplitMix64(11);
+    let chain = &chains()[0];
+    let inner_shape = vec![
+        std::num::NonZeroU64::new(3).unwrap(),
+        std::num::NonZeroU64::new(4).unwrap(),
+    ];
+    let sharding = ShardingCodecBuilder::new(inner_shape, &chain.data_type)
+        .array_to_array_codecs(chain.array_to_array.clone())
+        .array_to_bytes_codec(Arc::new(BytesCodec::big()))
+        .build_arc();
+    let store = Arc::new(MemoryStore::new());
+    let array = ArrayBuilder::new(
+        vec![9, 8],
+        vec![6, 8],
+        chain.data_type.clone(),
+        chain.fill_value.clone(),
+    )
+    .array_to_bytes_codec(sharding)
+    .build(store, "/")
+    .unwrap();
+    let values: Vec<u8> = (0..72).flat_map(|_| (chain.value)(&mut rng)).collect();
+    array
+        .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
+        .unwrap();
+    // Rows 6..9, columns 4..8 (an inner chunk of shard [1, 0]) back to the
+    // fill value: written as an absent inner chunk.
+    let fill: Vec<u8> = (0..12)
+        .flat_map(|_| chain.fill_value.as_ne_bytes().to_vec())
+        .collect();
+    array
+        .store_array_subset(
+            &ArraySubset::new_with_ranges(&[6..9, 4..8]),
+            ArrayBytes::new_flen(fill),
+        )
+        .unwrap();
+    let options = CodecOptions::default();
+    for indices in [[0u64, 0], [1, 0]] {
+        let decoder = ChunkDecoder::new(
+            array.codecs(),
+            array.chunk_shape(&indices).unwrap().to_vec(),
+            chain.data_type.clone(),
+            chain.fill_value.clone(),
+        );
+        assert!(!decoder.is_fused());
+        for subset in [
+            ArraySubset::new_with_shape(vec![6, 8]),
+            ArraySubset::new_with_ranges(&[1..5, 2..7]),
+            ArraySubset::new_with_ranges(&[0..3, 4..8]),
+        ] {
+            let what = format!("shard {indices:?} subset {subset}");
+            assert!(!check_chunk(
+                &mut rng, &array, &decoder, &indices, &subset, &options, &what
+            ));
+        }
+    }
+}

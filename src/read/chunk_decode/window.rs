@@ -337,6 +337,48 @@ mod tests {
         assert_eq!(gb, elements(&[1, 2, 0], &extent, &[4, 5, 4]));
     }
 
+    /// Two windows over one buffer, written from two threads at once
+    /// (runs through `segment_mut`, the fill value, and zarrs' view): each
+    /// writes its own elements and nothing else. Small enough for Miri.
+    #[test]
+    fn disjoint_windows_write_their_own_elements() {
+        let shape = [4u64, 5];
+        let mut out = vec![0u16; 20];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+        let cells = UnsafeCellSlice::new(bytes);
+        let top = ArraySubset::new_with_ranges(&[0..2, 1..4]);
+        let bottom = ArraySubset::new_with_ranges(&[2..4, 0..5]);
+        // SAFETY: `top` and `bottom` do not overlap, and `out` is reached
+        // only through these two windows until they are dropped.
+        let mut a = unsafe { OutputWindow::new(cells, 2, &shape, top) }.unwrap();
+        let mut b = unsafe { OutputWindow::new(cells, 2, &shape, bottom) }.unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| a.fill(&7u16.to_ne_bytes()).unwrap());
+            scope.spawn(|| {
+                let values: Vec<u8> = (0..10u16).flat_map(u16::to_ne_bytes).collect();
+                b.view().unwrap().copy_from_slice(&values).unwrap();
+            });
+        });
+        assert_eq!(
+            out,
+            [0, 7, 7, 7, 0, 0, 7, 7, 7, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        );
+    }
+
+    #[test]
+    fn windows_that_do_not_fit_are_refused() {
+        let shape = [2u64, 3];
+        let mut out = vec![0u8; 6];
+        let outside = ArraySubset::new_with_ranges(&[1..3, 0..3]);
+        let cells = UnsafeCellSlice::new(out.as_mut_slice());
+        // SAFETY: the only window over `out` (and it is refused).
+        assert!(unsafe { OutputWindow::new(cells, 1, &shape, outside) }.is_err());
+        assert!(OutputWindow::whole(&mut out, 2, &shape).is_err()); // 6 bytes, 12 needed
+        assert!(OutputWindow::whole(&mut out, 0, &shape).is_err());
+        let mut whole = OutputWindow::whole(&mut out, 1, &shape).unwrap();
+        assert!(whole.fill(&[1, 2]).is_err()); // a 2-byte fill value for 1-byte elements
+    }
+
     /// The linear indices of a subset's elements, one by one.
     fn elements(start: &[u64], extent: &[u64], shape: &[u64]) -> Vec<usize> {
         let n: u64 = extent.iter().product();

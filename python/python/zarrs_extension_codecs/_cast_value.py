@@ -73,14 +73,8 @@ class CastValue(_ZarrCastValue):
     A drop-in subclass of `zarr.codecs.CastValue`: the same constructor,
     attributes, `to_dict` and validation (inherited), and bit-identical
     chunks and fill values, without needing cast-value-rs. Casting runs the
-    crate's kernels with the GIL released, into one output array (new, or
-    one of the package's earlier outputs that nothing refers to any more);
-    a large chunk is split across cores. The async variants run on a worker
-    thread, never on zarr's event loop.
-
-    The buffer a decode returns is consumed by the `ScaleOffset` decode it
-    is passed to (decoded in place, see `ScaleOffset`), as zarr's pipelines
-    pass it on.
+    crate's kernels with the GIL released, into one new array; the chunk
+    given is never written. A large chunk is split across cores.
     """
 
     def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:
@@ -100,15 +94,7 @@ class CastValue(_ZarrCastValue):
                 self.out_of_range,
                 self._get_scalar_map(direction),
             )
-        # A decode's output goes on to `ScaleOffset`'s decode, which may work
-        # in place in it.
-        return elementwise(
-            arr,
-            target,
-            lambda src, out: plan.cast(src, out),
-            in_place_ok=False,
-            consumable=direction == "decode",
-        )
+        return elementwise(arr, target, lambda src, out: plan.cast(src, out), in_place_ok=False)
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
         target = self.dtype.to_native_dtype()

@@ -1,6 +1,7 @@
 """Bad input to the native functions and the classes: an exception of the
 type zarr raises, never a crash or a wrong value; the output layout; the
-async variants off the event loop; the package version."""
+async variants inline or off the event loop by size; which chunks are
+split; the package version."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from chunk_spec import spec
 from zarr.core.buffer import default_buffer_prototype
 
 import zarrs_extension_codecs as zec
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,7 +201,7 @@ def test_default_threads_follow_the_environment() -> None:
 def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
     code = (
         "import os, time\n"
-        "from zarrs_extension_codecs import _native\n"
+        "from zarrs_extension_codecs import _calls, _native\n"
         "assert _native.default_threads() >= 2\n"
         "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
         "time.sleep(0.05)"
@@ -208,7 +209,13 @@ def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
     assert default_threads_with({}, code) == 1
 
 
-def test_async_variants_run_off_the_event_loop() -> None:
+@pytest.mark.parametrize(
+    ("elements", "inline"),
+    # uint8 -> float64: 8 bytes an element on the wider side.
+    [(4, True), ((1 << 17) - 1, True), (1 << 17, False), (1 << 20, False)],
+)
+def test_async_variants_run_inline_below_the_threshold(elements: int, inline: bool) -> None:
+    assert _calls.INLINE_BELOW == 1 << 20
     seen: list[int] = []
 
     class Probe(zec.CastValue):
@@ -217,16 +224,25 @@ def test_async_variants_run_off_the_event_loop() -> None:
             return super()._decode_sync(chunk_array, chunk_spec)
 
     codec = Probe(data_type="uint8")
+    codes = (np.arange(elements) % 251).astype("u1")
 
     async def main() -> tuple[int, np.ndarray]:
         loop_thread = threading.get_ident()
-        out = await codec._decode_single(nd(np.arange(4, dtype="u1")), spec((4,), "float64"))
+        out = await codec._decode_single(nd(codes), spec(codes.shape, "float64"))
         return loop_thread, np.asarray(out.as_ndarray_like())
 
     loop_thread, out = asyncio.run(main())
-    np.testing.assert_array_equal(out, np.arange(4.0))
+    np.testing.assert_array_equal(out, codes.astype("float64"))
     assert seen
-    assert seen[0] != loop_thread
+    assert (seen[0] == loop_thread) == inline
+
+
+def test_only_large_chunks_are_split() -> None:
+    cpus = _native.default_threads()
+    assert _native.split_threads((2 << 20) - 1) == 1
+    # Called alone: every thread the limit allows.
+    assert _native.split_threads(2 << 20) == cpus
+    assert _native.split_threads(64 << 20) == cpus
 
 
 def test_version_is_the_crates() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from zarr.codecs.cast_value import CastValue as _ZarrCastValue
 
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
 
@@ -74,7 +73,10 @@ class CastValue(_ZarrCastValue):
     attributes, `to_dict` and validation (inherited), and bit-identical
     chunks and fill values, without needing cast-value-rs. Casting runs the
     crate's kernels with the GIL released, into one new array; the chunk
-    given is never written. A large chunk is split across cores.
+    given is never written. A large chunk is split across cores, and its
+    async call runs on a worker thread; a small one runs on the calling
+    thread (see `_calls`). A chunk that is not a numpy array goes to zarr's
+    own `_encode_sync` / `_decode_sync`.
     """
 
     def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:
@@ -102,24 +104,29 @@ class CastValue(_ZarrCastValue):
         cast_fill = self._cast(fill, target, "encode")
         return replace(chunk_spec, dtype=self.dtype, fill_value=target.type(cast_fill[0]))
 
-    def _encode_sync(self, chunk_array: NDBuffer, _chunk_spec: ArraySpec) -> NDBuffer | None:
-        result = self._cast(
-            chunk_array.as_ndarray_like(),
-            self.dtype.to_native_dtype(),
-            "encode",
-        )
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._encode_sync(chunk_array, chunk_spec)
+        result = self._cast(arr, self.dtype.to_native_dtype(), "encode")
         return chunk_array.__class__.from_ndarray_like(result)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        result = self._cast(
-            chunk_array.as_ndarray_like(),
-            chunk_spec.dtype.to_native_dtype(),
-            "decode",
-        )
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._decode_sync(chunk_array, chunk_spec)
+        result = self._cast(arr, chunk_spec.dtype.to_native_dtype(), "decode")
         return chunk_array.__class__.from_ndarray_like(result)
 
+    def _itemsize(self, chunk_spec: ArraySpec) -> int:
+        """The wider element of the two sides of a call."""
+        decoded = chunk_spec.dtype.to_native_dtype().itemsize
+        return max(decoded, self.dtype.to_native_dtype().itemsize)
+
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        itemsize = self._itemsize(chunk_spec)
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec, itemsize)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+        itemsize = self._itemsize(chunk_spec)
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec, itemsize)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.codecs.scale_offset import ScaleOffset as _ZarrScaleOffset
 
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
 
@@ -25,7 +24,10 @@ class ScaleOffset(_ZarrScaleOffset):
     attributes, `to_dict`, validation and fill value handling (inherited),
     and bit-identical chunks. Encoding and decoding run the crate's kernels
     in one pass, with the GIL released, into one new array; the chunk given
-    is never written. A large chunk is split across cores.
+    is never written. A large chunk is split across cores, and its async
+    call runs on a worker thread; a small one runs on the calling thread
+    (see `_calls`). A chunk that is not a numpy array goes to zarr's own
+    arithmetic.
     """
 
     def _scalars(self, zdtype: ZDType[TBaseDType, TBaseScalar], arr: Array) -> tuple[bytes, bytes]:
@@ -55,8 +57,8 @@ class ScaleOffset(_ZarrScaleOffset):
             np.asarray(zdtype.from_json_scalar(self.scale, zarr_format=3), dtype=dtype).tobytes(),
         )
 
-    def _apply(self, encode: bool, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        arr = np.asarray(chunk_array.as_ndarray_like())
+    def _apply(self, encode: bool, arr: Array, chunk_spec: ArraySpec) -> NDBuffer:
+        arr = np.asarray(arr)
         offset, scale = self._scalars(chunk_spec.dtype, arr)
 
         def run(src: Array, out: Array) -> None:
@@ -66,13 +68,21 @@ class ScaleOffset(_ZarrScaleOffset):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return self._apply(False, chunk_array, chunk_spec)
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._decode_sync(chunk_array, chunk_spec)
+        return self._apply(False, arr, chunk_spec)
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return self._apply(True, chunk_array, chunk_spec)
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._encode_sync(chunk_array, chunk_spec)
+        return self._apply(True, arr, chunk_spec)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+        itemsize = chunk_spec.dtype.to_native_dtype().itemsize
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec, itemsize)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        itemsize = chunk_spec.dtype.to_native_dtype().itemsize
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec, itemsize)

@@ -209,13 +209,9 @@ def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
     assert default_threads_with({}, code) == 1
 
 
-@pytest.mark.parametrize(
-    ("elements", "inline"),
-    # uint8 -> float64: 8 bytes an element on the wider side.
-    [(4, True), ((1 << 17) - 1, True), (1 << 17, False), (1 << 20, False)],
-)
-def test_async_variants_run_inline_below_the_threshold(elements: int, inline: bool) -> None:
-    assert _calls.INLINE_BELOW == 1 << 20
+def decode_thread(elements: int) -> bool:
+    """Whether `CastValue`'s async decode of `elements` uint8 values ran
+    on the event loop's thread (checking what it returned)."""
     seen: list[int] = []
 
     class Probe(zec.CastValue):
@@ -233,8 +229,42 @@ def test_async_variants_run_inline_below_the_threshold(elements: int, inline: bo
 
     loop_thread, out = asyncio.run(main())
     np.testing.assert_array_equal(out, codes.astype("float64"))
-    assert seen
-    assert (seen[0] == loop_thread) == inline
+    assert len(seen) == 1
+    return seen[0] == loop_thread
+
+
+@pytest.mark.parametrize("elements", [4, 1 << 15, 1 << 20])
+def test_async_variants_run_on_the_calling_thread(elements: int) -> None:
+    assert decode_thread(elements)
+
+
+def test_async_variants_on_a_worker_thread_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the benchmark measures them against.
+    monkeypatch.setattr(_calls, "ON_WORKER_THREAD", True)
+    assert not decode_thread(4)
+
+
+@pytest.mark.parametrize("on_worker_thread", [False, True])
+def test_batches_give_zarrs_chunks_in_order(
+    monkeypatch: pytest.MonkeyPatch, on_worker_thread: bool
+) -> None:
+    monkeypatch.setattr(_calls, "ON_WORKER_THREAD", on_worker_thread)
+    f64 = spec((3, 4), "float64")
+    chunks = [np.arange(12.0).reshape(3, 4) * k for k in (1, 2, 3)]
+    batch = [(nd(chunks[0]), f64), (None, f64), (nd(chunks[1]), f64), (nd(chunks[2]), f64)]
+    codecs = [
+        (zec.ScaleOffset(offset=1, scale=4), zec.ScaleOffset.__bases__[0](offset=1, scale=4)),
+        (zec.CastValue(data_type="int16"), zec.CastValue.__bases__[0](data_type="int16")),
+    ]
+    for ours, theirs in codecs:
+        for method in ("encode", "decode"):
+            got = list(asyncio.run(getattr(ours, method)(batch)))
+            want = list(asyncio.run(getattr(theirs, method)(batch)))
+            assert [g is None for g in got] == [False, True, False, False]
+            for g, w in zip(got, want, strict=True):
+                if w is not None:
+                    assert g.as_ndarray_like().dtype == w.as_ndarray_like().dtype
+                    assert g.as_ndarray_like().tobytes() == w.as_ndarray_like().tobytes()
 
 
 def test_only_large_chunks_are_split() -> None:

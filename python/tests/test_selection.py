@@ -15,7 +15,6 @@ import zarr
 from zarr.registry import get_codec_class
 
 import zarrs_extension_codecs as zec
-from zarrs_extension_codecs import _calls
 
 SCRIPT_HEAD = """
 import warnings
@@ -169,13 +168,12 @@ def test_arrays_created_with_the_classes_read_back() -> None:
         "zarr.core.codec_pipeline.FusedCodecPipeline",
     ],
 )
-# float64 chunks of 64 B and of 1 MiB (`_calls.INLINE_BELOW`).
+# float64 chunks of 64 B and of 1 MiB.
 @pytest.mark.parametrize("chunk", [8, 1 << 17])
 def test_where_zarrs_pipelines_run_the_kernels(pipeline: str, chunk: int, monkeypatch) -> None:
     """Both of zarr's pipelines reach these classes. The default one runs
-    small chunks' kernels on zarr's event-loop thread (``zarr_io``), as
-    zarr's own classes run their arithmetic, and large ones elsewhere; the
-    fused one runs them all on its own threads."""
+    their kernels on zarr's event-loop thread (``zarr_io``), as zarr's own
+    classes run their arithmetic; the fused one on its own threads."""
     threads: list[str] = []
     for cls in (zec.ScaleOffset, zec.CastValue):
         original = cls._decode_sync
@@ -203,8 +201,7 @@ def test_where_zarrs_pipelines_run_the_kernels(pipeline: str, chunk: int, monkey
         arr[:] = data
         np.testing.assert_array_equal(arr[:], data)
     assert len(threads) == 2 * 8
-    on_loop = "Batched" in pipeline and chunk * 8 < _calls.INLINE_BELOW
-    if on_loop:
+    if "Batched" in pipeline:
         assert set(threads) == {"zarr_io"}
     else:
         assert "zarr_io" not in threads

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +73,10 @@ class CastValue(_ZarrCastValue):
     attributes, `to_dict` and validation (inherited), and bit-identical
     chunks and fill values, without needing cast-value-rs. Casting runs the
     crate's kernels with the GIL released, into one new array; the chunk
-    given is never written. A large chunk is split across cores, and its
-    async call runs on a worker thread; a small one runs on the calling
-    thread (see `_calls`). A chunk that is not a numpy array goes to zarr's
-    own `_encode_sync` / `_decode_sync`.
+    given is never written. A large chunk is split across cores. The async
+    methods run on the calling thread, as zarr's do (see `_calls`). A chunk
+    that is not a numpy array goes to zarr's own `_encode_sync` /
+    `_decode_sync`.
     """
 
     def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:
@@ -118,15 +118,18 @@ class CastValue(_ZarrCastValue):
         result = self._cast(arr, chunk_spec.dtype.to_native_dtype(), "decode")
         return chunk_array.__class__.from_ndarray_like(result)
 
-    def _itemsize(self, chunk_spec: ArraySpec) -> int:
-        """The wider element of the two sides of a call."""
-        decoded = chunk_spec.dtype.to_native_dtype().itemsize
-        return max(decoded, self.dtype.to_native_dtype().itemsize)
-
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        itemsize = self._itemsize(chunk_spec)
-        return await _calls.run(self._encode_sync, chunk_array, chunk_spec, itemsize)
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        itemsize = self._itemsize(chunk_spec)
-        return await _calls.run(self._decode_sync, chunk_array, chunk_spec, itemsize)
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
+
+    async def decode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
+
+    async def encode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

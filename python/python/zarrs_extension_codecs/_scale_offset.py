@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,10 +25,9 @@ class ScaleOffset(_ZarrScaleOffset):
     attributes, `to_dict`, validation and fill value handling (inherited),
     and bit-identical chunks. Encoding and decoding run the crate's kernels
     in one pass, with the GIL released, into one new array; the chunk given
-    is never written. A large chunk is split across cores, and its async
-    call runs on a worker thread; a small one runs on the calling thread
-    (see `_calls`). A chunk that is not a numpy array goes to zarr's own
-    arithmetic.
+    is never written. A large chunk is split across cores. The async
+    methods run on the calling thread, as zarr's do (see `_calls`). A chunk
+    that is not a numpy array goes to zarr's own arithmetic.
     """
 
     def _scalars(self, zdtype: ZDType[TBaseDType, TBaseScalar], arr: Array) -> tuple[bytes, bytes]:
@@ -80,9 +80,17 @@ class ScaleOffset(_ZarrScaleOffset):
         return self._apply(True, arr, chunk_spec)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        itemsize = chunk_spec.dtype.to_native_dtype().itemsize
-        return await _calls.run(self._decode_sync, chunk_array, chunk_spec, itemsize)
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        itemsize = chunk_spec.dtype.to_native_dtype().itemsize
-        return await _calls.run(self._encode_sync, chunk_array, chunk_spec, itemsize)
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
+
+    async def decode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
+
+    async def encode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

@@ -668,10 +668,9 @@ def bench_eopf(impls: tuple[Impl, Impl], workdir: Path, sizes: Sizes, report: Re
         "chunks (4096 x 4096: shards of 2048 x 2048; 1024 x 1024: shards of 512 x 512), "
         "written by zarr-python, on local disk, page cache warm; one calling thread; ms median "
         f"/ best of {sizes.repeats} (on a shared machine the best is the steadier figure: load "
-        "only adds time). Ratio = zarr's time / ours. The last two columns but one: ours "
-        "with every async call on a worker thread (as before issue 24) and with none; by "
-        "default a call runs inline under 256 KiB or when the process may use one CPU "
-        '(`_calls`), so the one-core rows are the "never" rows.\n\n'
+        "only adds time). Ratio = zarr's time / ours. The column before the last: ours with "
+        "every async call on a worker thread (`asyncio.to_thread`, as before issue 24) instead "
+        "of on the calling thread (`_calls`).\n\n"
         + table(
             [
                 "band",

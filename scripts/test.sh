@@ -30,5 +30,6 @@ cargo test --doc --features async,remote
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).
 cargo publish --dry-run
-# The Python package (python/): build into .venv, ruff, clippy, pytest.
+# The Python package (python/): one abi3 wheel into .venv (CPython 3.12) and
+# .venv-3.13 (CPython 3.13, from pyenv), ruff, clippy, pytest on both.
 bash scripts/python/test_package.sh

@@ -374,3 +374,49 @@ async fn async_reads_see_a_rewritten_shard_too() {
         assert_eq!(got, values(version, &inner_window()), "version {version}");
     }
 }
+
+/// A reader served a kept index reads its inner chunks with a later
+/// request; in between, other shards' indexes may push that index out
+/// past the limit (concurrent readers of other shards). The chunk read
+/// must still be conditional on the version of the index it was served: a
+/// shard rewritten since fails with "the object changed" (and the read
+/// path reads once more), never reads the new bytes at the old offsets.
+/// The interleaving is played out here request by request.
+#[test]
+fn a_chunk_read_after_its_index_was_dropped_past_the_limit_is_still_checked() {
+    use zarrs::storage::ReadableStorageTraits;
+    use zarrs::storage::byte_range::ByteRange;
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0]; // no compression, no crc32c, index at the end
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 2);
+    let server = PythonServer::http(root.path(), 0);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let mut options = options();
+    // One index: 4 inner chunks of 16 bytes (offset, length).
+    options.shard_index_cache_bytes = 64;
+    let store = RemoteStore::open(&url, &options).unwrap();
+    let key = |k: &str| k.try_into().unwrap();
+    let index_range = ByteRange::Suffix(64);
+    // Kept, then served from the cache as a reader would be.
+    store.get_partial(&key("c/0/0"), index_range).unwrap().unwrap();
+    store.reset_fetched();
+    let index = store.get_partial(&key("c/0/0"), index_range).unwrap().unwrap();
+    assert_eq!(store.fetched().requests, 0, "the index is not kept");
+    let entry = |i: usize| u64::from_le_bytes(index[i..i + 8].try_into().unwrap());
+    let (offset, length) = (entry(16), entry(24));
+    // Another shard's index takes the room; the shard is rewritten.
+    store.get_partial(&key("c/0/1"), index_range).unwrap().unwrap();
+    write(&dir, layout, 3);
+    let chunk = store.get_partial(&key("c/0/0"), ByteRange::FromStart(offset, Some(length)));
+    match chunk {
+        Err(error) => assert!(
+            error.to_string().contains("the object changed"),
+            "{error}"
+        ),
+        Ok(bytes) => panic!(
+            "the inner chunk was read from the new version at the old index's offsets: {:?}",
+            bytes.map(|b| b.len())
+        ),
+    }
+}

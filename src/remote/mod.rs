@@ -43,13 +43,15 @@
 //!
 //! Shard indexes are kept (up to [`RemoteOptions::shard_index_cache_bytes`],
 //! 64 MiB by default), so a window of a shard seen before costs its inner
-//! chunks' requests only. They cannot go stale: each keeps the version
-//! (ETag, else Last-Modified) of its shard, and later reads of the shard
+//! chunks' requests only. Each keeps the version (ETag, else
+//! Last-Modified) of its shard, and later reads of the shard
 //! are conditional on it. A shard rewritten while the store is open fails
 //! the read that finds it with an error containing "the object changed
 //! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
 //! (with the new index), zarrs' own `retrieve_*` methods return the error.
+//! What this does not cover (two reads of one rewritten shard at once, a
+//! rewrite within Last-Modified's second) is in `docs/stores-and-remote.md`.
 //!
 //! No message shows a secret: a URL's user-info and query string (a
 //! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in

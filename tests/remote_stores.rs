@@ -534,6 +534,22 @@ fn sync_reads_inside_an_async_runtime_are_an_error() {
     assert!(error.to_string().contains("async_store()"), "{error}");
 }
 
+/// A sync store opened and dropped inside an async runtime (a tokio
+/// `main` that opens one and finds it must use `async_store()`): its own
+/// runtime is let go without blocking, not tokio's panic on dropping a
+/// runtime in an async context.
+#[test]
+fn a_sync_store_dropped_inside_an_async_runtime_does_not_panic() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = RemoteStore::open("http://127.0.0.1:9/store.zarr", &options()).unwrap();
+        let _async_store = store.async_store();
+        drop(store);
+    });
+}
+
 #[test]
 fn urls_that_are_not_stores() {
     for url in ["ftp://host/a.zarr", "s3://", "/local/path.zarr"] {

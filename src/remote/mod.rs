@@ -193,12 +193,28 @@ pub fn open_url(url: &str) -> Result<RemoteStore, RemoteError> {
     RemoteStore::open(url, &RemoteOptions::default())
 }
 
-/// Runs the adapter's futures on the store's runtime.
-struct TokioBlockOn(tokio::runtime::Runtime);
+/// Runs the adapter's futures on the store's runtime (always `Some`; taken
+/// only when dropped).
+struct TokioBlockOn(Option<tokio::runtime::Runtime>);
 
 impl AsyncToSyncBlockOn for TokioBlockOn {
     fn block_on<F: core::future::Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
+        self.0
+            .as_ref()
+            .expect("the runtime is taken only on drop")
+            .block_on(future)
+    }
+}
+
+impl Drop for TokioBlockOn {
+    /// Dropped inside an async runtime, a runtime waiting for its threads
+    /// would block that runtime, and tokio panics: let them go instead.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -247,7 +263,7 @@ impl RemoteStore {
                 source,
             })?;
         Ok(Self {
-            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(runtime)),
+            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(Some(runtime))),
             store,
         })
     }

@@ -407,21 +407,27 @@ fn a_chunk_read_after_its_index_was_dropped_past_the_limit_is_still_checked() {
     let key = |k: &str| k.try_into().unwrap();
     let index_range = ByteRange::Suffix(64);
     // Kept, then served from the cache as a reader would be.
-    store.get_partial(&key("c/0/0"), index_range).unwrap().unwrap();
+    store
+        .get_partial(&key("c/0/0"), index_range)
+        .unwrap()
+        .unwrap();
     store.reset_fetched();
-    let index = store.get_partial(&key("c/0/0"), index_range).unwrap().unwrap();
+    let index = store
+        .get_partial(&key("c/0/0"), index_range)
+        .unwrap()
+        .unwrap();
     assert_eq!(store.fetched().requests, 0, "the index is not kept");
     let entry = |i: usize| u64::from_le_bytes(index[i..i + 8].try_into().unwrap());
     let (offset, length) = (entry(16), entry(24));
     // Another shard's index takes the room; the shard is rewritten.
-    store.get_partial(&key("c/0/1"), index_range).unwrap().unwrap();
+    store
+        .get_partial(&key("c/0/1"), index_range)
+        .unwrap()
+        .unwrap();
     write(&dir, layout, 3);
     let chunk = store.get_partial(&key("c/0/0"), ByteRange::FromStart(offset, Some(length)));
     match chunk {
-        Err(error) => assert!(
-            error.to_string().contains("the object changed"),
-            "{error}"
-        ),
+        Err(error) => assert!(error.to_string().contains("the object changed"), "{error}"),
         Ok(bytes) => panic!(
             "the inner chunk was read from the new version at the old index's offsets: {:?}",
             bytes.map(|b| b.len())

@@ -417,7 +417,10 @@ mod tests {
         assert!(cache.version("k0").is_none());
         assert!(cache.version("k9990").is_some());
         assert!(cache.entries.len() <= VERSIONS_ONLY_AT_LEAST + 3);
-        assert_eq!(cache.version_bytes, VERSIONS_ONLY_AT_LEAST * VERSION_ONLY_BYTES);
+        assert_eq!(
+            cache.version_bytes,
+            VERSIONS_ONLY_AT_LEAST * VERSION_ONLY_BYTES
+        );
         assert!(cache.order.len() + cache.versions_only.len() <= 2 * cache.entries.len() + 17);
     }
 

@@ -68,6 +68,43 @@ fn redact_urls_in(text: &str) -> String {
     out
 }
 
+/// `text` with the value after every `x-amz-security-token` (any case,
+/// then `:`, `=` or an XML tag's `>`) shown as `***`. S3 answers a signature it refuses
+/// with the canonical request it computed, headers included, and
+/// object_store puts that body in its error: temporary credentials (an
+/// instance role, web identity, a container) sign with a session token
+/// this crate never sees, so cannot name as a secret.
+fn redact_session_tokens(text: &str) -> String {
+    const NAME: &str = "x-amz-security-token";
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(NAME) {
+        let name_end = from + at + NAME.len();
+        from = name_end;
+        let rest = &text[name_end..];
+        let value_start = match rest.trim_start().strip_prefix([':', '=', '>']) {
+            Some(after) => {
+                let separator_end = rest.len() - after.len();
+                name_end + separator_end + (after.len() - after.trim_start().len())
+            }
+            None => continue,
+        };
+        let value_end = text[value_start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '&' | '<' | '"' | '\'' | ','))
+            .map_or(text.len(), |i| value_start + i);
+        if value_end > value_start {
+            out.push_str(&text[done..value_start]);
+            out.push_str("***");
+            done = value_end;
+            from = value_end;
+        }
+    }
+    out.push_str(&text[done..]);
+    out
+}
+
 /// What one store must never print: the secrets of its URL and settings.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
@@ -121,9 +158,10 @@ impl Redactor {
         }
     }
 
-    /// `text` with its URLs redacted and every known secret replaced.
+    /// `text` with its URLs redacted, session tokens in it hidden, and
+    /// every known secret replaced.
     pub(crate) fn text(&self, text: &str) -> String {
-        let mut out = redact_urls_in(text);
+        let mut out = redact_session_tokens(&redact_urls_in(text));
         for secret in &self.secrets {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), "***");
@@ -192,6 +230,26 @@ mod tests {
         assert!(!text.contains("ab%2Bcd%3D"), "{text}");
         assert!(!text.contains("ab+cd="), "{text}");
         assert!(!text.contains("hunter22"), "{text}");
+    }
+
+    /// S3's answer to a refused signature (SignatureDoesNotMatch) shows
+    /// the canonical request, with the session token of temporary
+    /// credentials among its headers.
+    #[test]
+    fn session_tokens_in_refusals_are_hidden() {
+        let body = "Server returned non-2xx status code: 403 Forbidden: <Error><Code>SignatureDoesNotMatch</Code><CanonicalRequest>GET\n/b/c/0\n\nhost:s3.amazonaws.com\nx-amz-date:20261126T000000Z\nx-amz-security-token:IQoJb3JpZ2luX2VjEXAMPLETOKEN\n\nhost;x-amz-date;x-amz-security-token</CanonicalRequest><X-Amz-Security-Token>ALSO/SECRET+TOKEN=</X-Amz-Security-Token></Error>";
+        let text = Redactor::default().text(body);
+        assert!(!text.contains("IQoJb3JpZ2luX2VjEXAMPLETOKEN"), "{text}");
+        assert!(text.contains("x-amz-security-token:***"), "{text}");
+        assert!(
+            text.contains("host;x-amz-date;x-amz-security-token<"),
+            "{text}"
+        );
+        assert!(!text.contains("ALSO/SECRET+TOKEN="), "{text}");
+        assert!(text.contains("SignatureDoesNotMatch"), "{text}");
+        let query =
+            Redactor::default().text("signed with X-Amz-Security-Token=AB%2FCD&X-Amz-Date=1");
+        assert_eq!(query, "signed with X-Amz-Security-Token=***&X-Amz-Date=1");
     }
 
     #[test]

@@ -16,26 +16,42 @@ pub fn redact_url(url: &str) -> String {
         return url.to_string();
     };
     let (scheme, rest) = url.split_at(scheme_end + 3);
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, rest) = rest.split_at(authority_end);
     let mut out = String::with_capacity(url.len());
     out.push_str(scheme);
-    match authority.rfind('@') {
+    let rest = match user_info_end(rest) {
         Some(at) => {
             out.push_str("***");
-            out.push_str(&authority[at..]);
+            &rest[at..]
         }
-        None => out.push_str(authority),
-    }
+        None => rest,
+    };
     match rest.find(['?', '#']) {
         Some(cut) => {
-            out.push_str(&rest[..cut]);
-            out.push_str(&rest[cut..=cut]);
+            out.push_str(&rest[..=cut]);
             out.push_str("***");
         }
         None => out.push_str(rest),
     }
     out
+}
+
+/// Where the user-info of `rest` (a URL after `://`) ends: at its last
+/// `@` before the host. A password is not always percent-encoded as it
+/// should be, and a `/`, `?` or `#` in it would end the authority early
+/// and show the rest of it: so an `@` after one counts too when what comes
+/// before it has a `:` (`user:pa/ss@host`), or when nothing before it
+/// ends the authority (`user@host`). A path or query with an `@` and no
+/// `:` before it (`host/a@b`) has no user-info.
+fn user_info_end(rest: &str) -> Option<usize> {
+    let first = rest.find('@')?;
+    let before = &rest[..first];
+    if !(before.contains(':') || !before.contains(['/', '?', '#'])) {
+        return None;
+    }
+    let host_end = rest[first..]
+        .find(['/', '?', '#'])
+        .map_or(rest.len(), |i| first + i);
+    rest[..host_end].rfind('@')
 }
 
 /// Characters that end a URL inside a message (reqwest writes
@@ -126,9 +142,8 @@ impl Redactor {
         let mut redactor = Self::default();
         if let Some(scheme_end) = url.find("://") {
             let rest = &url[scheme_end + 3..];
-            let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-            if let Some(at) = authority.rfind('@') {
-                let user_info = &authority[..at];
+            if let Some(at) = user_info_end(rest) {
+                let user_info = &rest[..at];
                 redactor.add(user_info);
                 if let Some((_, password)) = user_info.split_once(':') {
                     redactor.add(password);
@@ -208,6 +223,27 @@ mod tests {
         assert_eq!(redact_url("http://host/a#frag"), "http://host/a#***");
         assert_eq!(redact_url("s3://bucket/p"), "s3://bucket/p");
         assert_eq!(redact_url("not a url"), "not a url");
+        assert_eq!(redact_url("https://h/a@v2/b?x=1"), "https://h/a@v2/b?***");
+        assert_eq!(redact_url("https://u@h/a"), "https://***@h/a");
+        assert_eq!(redact_url("https://u:p@ss@h/a"), "https://***@h/a");
+        assert_eq!(redact_url("https://u:p@h/a?e=x@y"), "https://***@h/a?***");
+    }
+
+    /// A password that is not percent-encoded, with a character that ends
+    /// a URL's authority: the URL parser refuses it, and the error shows
+    /// the URL.
+    #[test]
+    fn passwords_with_slashes_or_question_marks_are_redacted() {
+        for (url, password) in [
+            ("https://u:pa/ss99@h/a.zarr", "pa/ss99"),
+            ("https://u:pa?ss99@h/a.zarr", "pa?ss99"),
+            ("https://u:pa#ss99@h/a.zarr", "pa#ss99"),
+        ] {
+            assert_eq!(redact_url(url), "https://***@h/a.zarr", "{url}");
+            let redactor = Redactor::for_url(url);
+            let text = redactor.text(&format!("invalid port in u:{password}"));
+            assert!(!text.contains("pa"), "{text}");
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub fn redact_url(url: &str) -> String {
 fn user_info_end(rest: &str) -> Option<usize> {
     let first = rest.find('@')?;
     let before = &rest[..first];
-    if !(before.contains(':') || !before.contains(['/', '?', '#'])) {
+    if !before.contains(':') && before.contains(['/', '?', '#']) {
         return None;
     }
     let host_end = rest[first..]

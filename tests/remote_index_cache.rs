@@ -142,7 +142,7 @@ fn write(dir: &Path, layout: Layout, version: u16) {
     // Starlette's ETag is made of the modification time and the size: a
     // rewrite within its clock's resolution would keep it.
     let later = SystemTime::now() + Duration::from_secs(u64::from(version) * 5);
-    for entry in walk(dir) {
+    for entry in common::files_under(dir) {
         std::fs::File::options()
             .write(true)
             .open(&entry)
@@ -150,20 +150,6 @@ fn write(dir: &Path, layout: Layout, version: u16) {
             .set_modified(later)
             .unwrap();
     }
-}
-
-/// The files under `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// Fail fast: the servers are on this machine.
@@ -175,13 +161,9 @@ fn options() -> RemoteOptions {
     options
 }
 
-/// The S3 settings of moto at `url`.
+/// Options for the moto server at `url`, signed with moto's test keys.
 fn s3_options(url: &str) -> RemoteOptions {
-    options()
-        .with_s3_config("aws_endpoint_url", url)
-        .with_s3_config("aws_region", "us-east-1")
-        .with_s3_config("aws_access_key_id", "testing")
-        .with_s3_config("aws_secret_access_key", "testing")
+    servers::moto_options(options(), url)
 }
 
 /// Upload the shards under `dir` to `bucket`/`prefix` of moto at `url`.
@@ -200,7 +182,7 @@ fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
         .enable_all()
         .build()
         .unwrap();
-    for file in walk(&dir.join("c")) {
+    for file in common::files_under(&dir.join("c")) {
         let key = format!(
             "{prefix}/{}",
             file.strip_prefix(dir).unwrap().to_str().unwrap()

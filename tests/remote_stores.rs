@@ -72,11 +72,7 @@ fn options() -> RemoteOptions {
 
 /// Options for the moto server at `url`, signed with moto's test keys.
 fn s3_options(url: &str) -> RemoteOptions {
-    options()
-        .with_s3_config("aws_endpoint_url", url)
-        .with_s3_config("aws_region", "us-east-1")
-        .with_s3_config("aws_access_key_id", "testing")
-        .with_s3_config("aws_secret_access_key", "testing")
+    servers::moto_options(options(), url)
 }
 
 /// The whole array, then each subset in `NAME.expected.json`, then the

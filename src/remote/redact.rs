@@ -70,9 +70,13 @@ fn redact_urls_in(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {
+        // Past the last character that is not a scheme's (which may take
+        // more than one byte: `«http://...`).
         let scheme_start = rest[..at]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let end = rest[at + 3..]
             .find(ends_url)
             .map_or(rest.len(), |i| at + 3 + i);
@@ -256,6 +260,16 @@ mod tests {
         assert_eq!(
             redact_urls_in("a https://h/x?t=1 and s3://b/k?v=2."),
             "a https://h/x?*** and s3://b/k?***"
+        );
+    }
+
+    /// A message may have any character before a URL (a server's error
+    /// body is quoted in it): redaction must not slice inside one.
+    #[test]
+    fn urls_after_characters_of_several_bytes() {
+        assert_eq!(
+            redact_urls_in("«https://u:pw@h/a?sig=x» and éhttp://h/b?t=1"),
+            "«https://***@h/a?*** and éhttp://h/b?***"
         );
     }
 

@@ -102,7 +102,9 @@ pub struct RemoteOptions {
     /// Time allowed for connecting. Default 5 s.
     pub connect_timeout: Duration,
     /// `s3://` only: send requests unsigned (`Some(true)`), signed
-    /// (`Some(false)`: an error at open if no credentials are found), or
+    /// (`Some(false)`: with no credentials before the instance metadata
+    /// service, that service signs them, and with it disabled by
+    /// `AWS_EC2_METADATA_DISABLED`, open fails), or
     /// let `aws_skip_signature` in `s3_config`, `AWS_SKIP_SIGNATURE` or the
     /// credentials found decide (`None`, the default: signed when
     /// credentials are found, else unsigned).

@@ -281,7 +281,7 @@ impl AsyncRemoteStore {
                     indexes.remove(key.as_str());
                 }
                 Some(StorageError::Other(format!(
-                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one",
+                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one (if this repeats for objects that do not change, the server gives one object several versions, as servers behind a load balancer can: set RemoteOptions::shard_index_cache_bytes to 0)",
                     self.key_url(key),
                     self.redactor.text(&how)
                 )))

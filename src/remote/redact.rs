@@ -77,9 +77,24 @@ fn redact_urls_in(text: &str) -> String {
             .rev()
             .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
             .map_or(0, |(i, c)| i + c.len_utf8());
-        let end = rest[at + 3..]
-            .find(ends_url)
-            .map_or(rest.len(), |i| at + 3 + i);
+        // An IPv6 host is in brackets, which elsewhere end a URL.
+        let host_start = at + 3;
+        let mut from = host_start;
+        let end = loop {
+            match rest[from..].find(ends_url).map(|i| from + i) {
+                Some(bracket)
+                    if rest[bracket..].starts_with('[')
+                        && !rest[host_start..bracket].contains('/') =>
+                {
+                    match rest[bracket..].find(']') {
+                        Some(close) => from = bracket + close + 1,
+                        None => break bracket,
+                    }
+                }
+                Some(stop) => break stop,
+                None => break rest.len(),
+            }
+        };
         out.push_str(&rest[..scheme_start]);
         out.push_str(&redact_url(&rest[scheme_start..end]));
         rest = &rest[end..];
@@ -261,6 +276,16 @@ mod tests {
             redact_urls_in("a https://h/x?t=1 and s3://b/k?v=2."),
             "a https://h/x?*** and s3://b/k?***"
         );
+    }
+
+    /// An IPv6 host's brackets do not end the URL before its query.
+    #[test]
+    fn urls_with_ipv6_hosts_inside_messages() {
+        assert_eq!(
+            redact_urls_in("GET http://[::1]:9/a?sig=x failed (http://u:p@[fe80::1]/b?t=y)"),
+            "GET http://[::1]:9/a?*** failed (http://***@[fe80::1]/b?***)"
+        );
+        assert_eq!(redact_urls_in("bad http://[::1 x"), "bad http://[::1 x");
     }
 
     /// A message may have any character before a URL (a server's error

@@ -266,15 +266,17 @@ impl IndexCache {
     /// within the limit, keeping their versions (the oldest of those
     /// dropped past a tenth of the limit).
     fn evict(&mut self, keep: &str) {
-        while self.bytes > self.limit {
+        // Each key in the queue is looked at once at most: `keep` goes
+        // back in, and may be all that is left (entries kept as versions
+        // alone are not in the queue).
+        let mut to_look_at = self.order.len();
+        while self.bytes > self.limit && to_look_at > 0 {
+            to_look_at -= 1;
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
             if oldest == keep {
                 self.order.push_back(oldest);
-                if self.entries.len() == 1 {
-                    break;
-                }
                 continue;
             }
             let Some(entry) = self.entries.get_mut(&oldest) else {
@@ -386,6 +388,31 @@ mod tests {
             cache.remove(&key);
         }
         assert!(cache.order.len() + cache.versions_only.len() <= 2 * cache.entries.len() + 17);
+    }
+
+    /// One key's ranges alone past the limit, with another key kept as
+    /// its version only: eviction stops (it went round for ever).
+    #[test]
+    fn one_key_past_the_limit_beside_a_version_alone() {
+        let mut cache = IndexCache::new(100);
+        cache.insert(
+            "a",
+            ByteRange::Suffix(40),
+            &bytes(40, 0),
+            &meta(Some("a"), 500),
+        );
+        cache.insert(
+            "b",
+            ByteRange::Suffix(80),
+            &bytes(80, 0),
+            &meta(Some("b"), 500),
+        );
+        assert!(cache.get("a", ByteRange::Suffix(40)).is_none());
+        let prefix = ByteRange::FromStart(0, Some(80));
+        cache.insert("b", prefix, &bytes(80, 0), &meta(Some("b"), 500));
+        assert!(cache.get("b", prefix).is_some());
+        assert_eq!(cache.bytes(), 160);
+        assert!(cache.version("a").is_some());
     }
 
     /// A reader served an index just before it is dropped past the limit

@@ -78,3 +78,16 @@ fn slices_corpus() {
         "no slices input split a buffer of 2 MiB or more across threads"
     );
 }
+
+#[test]
+fn chunk_decode_corpus() {
+    replay("chunk_decode");
+    // The fused path (and the output window's unsafe code) must stay
+    // reached by the committed inputs.
+    let fused =
+        fuzz_harness::chunk_decode::FUSED_DECODES.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        fused > 0,
+        "no chunk_decode input decoded a window by the fused path"
+    );
+}

@@ -109,6 +109,33 @@ where
     results.into_iter().collect()
 }
 
+/// Run `f(elements)` on consecutive ranges of `0..n` (about `parts` of
+/// them, starting at multiples of [`PART_ALIGN`]), in parallel when
+/// `parts > 1`, on the same pool as [`try_parts`]: for callers that write
+/// their own outputs (`read::chunk_decode`). Returns the error of the
+/// first failing range in element order.
+pub(crate) fn try_ranges<E, F>(n: usize, parts: usize, f: F) -> Result<(), E>
+where
+    E: Send,
+    F: Fn(Range<usize>) -> Result<(), E> + Sync,
+{
+    if parts <= 1 || n == 0 {
+        return f(0..n);
+    }
+    let Some(pool) = parts_pool() else {
+        return f(0..n);
+    };
+    let step = n.div_ceil(parts).next_multiple_of(PART_ALIGN);
+    let results: Vec<Result<(), E>> = pool.install(|| {
+        use rayon::iter::IntoParallelIterator;
+        (0..n.div_ceil(step))
+            .into_par_iter()
+            .map(|i| f(i * step..((i + 1) * step).min(n)))
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
 /// The pool the parts run on (see the module doc), or `None` if it cannot be
 /// started (the chunk is then converted in one piece).
 fn parts_pool() -> Option<&'static rayon::ThreadPool> {

@@ -55,6 +55,8 @@
 
 #[cfg(feature = "async")]
 mod async_read;
+#[doc(hidden)] // `pub` for benches/chunk_decode.rs only
+pub mod chunk_decode;
 pub(crate) mod output;
 
 use bytemuck::Pod;

@@ -14,11 +14,13 @@
 //! such an avoidance.
 #![allow(dead_code)]
 
+pub mod chunk_decode;
 pub mod input;
 pub mod model;
 pub mod slices;
 pub mod targets;
 
+pub use chunk_decode::chunk_decode;
 pub use slices::slices;
 pub use targets::{configuration, decode, differential, round_trip};
 
@@ -27,10 +29,11 @@ pub type Target = (&'static str, fn(&[u8]));
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     ("configuration", configuration),
     ("decode", decode),
     ("round_trip", round_trip),
     ("differential", differential),
     ("slices", slices),
+    ("chunk_decode", chunk_decode),
 ];

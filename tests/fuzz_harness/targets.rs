@@ -211,7 +211,7 @@ pub fn decode(data: &[u8]) {
 pub const LARGE_READ_MODE: u8 = 0b1110;
 
 /// A generated array for the decode target.
-fn generated_array(u: &mut Unstructured) -> arbitrary::Result<Value> {
+pub fn generated_array(u: &mut Unstructured) -> arbitrary::Result<Value> {
     let dt = *u.choose(&input::DATA_TYPES)?;
     let shape = input::shape(u, 256)?;
     let chunk = input::chunk_shape(u, &shape)?;
@@ -227,7 +227,7 @@ fn generated_array(u: &mut Unstructured) -> arbitrary::Result<Value> {
 
 /// Whether `metadata` stays within the harness's limits and avoids the
 /// zarrs panics that are not this crate's.
-fn acceptable(metadata: &Value) -> bool {
+pub fn acceptable(metadata: &Value) -> bool {
     fn walk(value: &Value) -> bool {
         match value {
             Value::Object(map) => map.iter().all(|(key, value)| {
@@ -267,7 +267,7 @@ fn acceptable(metadata: &Value) -> bool {
 /// An array of `metadata` over a checked in-memory store whose chunk 0 is
 /// `chunk`, or `None` if zarrs refuses the metadata or the array has no
 /// dimensions.
-fn array_with_chunk_zero(metadata: Value, chunk: &[u8]) -> Option<Array<CheckedStore>> {
+pub fn array_with_chunk_zero(metadata: Value, chunk: &[u8]) -> Option<Array<CheckedStore>> {
     let metadata = serde_json::from_value::<ArrayMetadataV3>(metadata).ok()?;
     let inner = Arc::new(MemoryStore::new());
     let store = Arc::new(CheckedStore(inner.clone()));
@@ -469,7 +469,7 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
 /// ends at 2^63 or below (far above any shard, and reads inside a chunk of the
 /// harness's size cannot overflow from there); other sharding layouts
 /// (nested, other index codecs) are not fed at all.
-fn shard_index_is_sane(metadata: &Value, chunk: &[u8]) -> bool {
+pub fn shard_index_is_sane(metadata: &Value, chunk: &[u8]) -> bool {
     let text = metadata.to_string();
     let count = text.matches("\"sharding_indexed\"").count();
     if count == 0 {

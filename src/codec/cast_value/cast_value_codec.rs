@@ -71,6 +71,12 @@ impl CastValueCodec {
         &self.configuration
     }
 
+    /// The plan that decodes stored elements to `decoded` elements: for the
+    /// read path that decodes straight into the output (`read::chunk_decode`).
+    pub(crate) fn decode_plan(&self, decoded: &DataType) -> Result<CastPlan, CodecError> {
+        Ok(self.plans(decoded)?.decode.clone())
+    }
+
     /// The encoding and decoding plans for `decoded` elements.
     fn plans(&self, decoded: &DataType) -> Result<Arc<Plans>, CodecError> {
         let source = numeric_type(CAST_VALUE, decoded)?;

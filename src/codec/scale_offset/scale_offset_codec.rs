@@ -87,6 +87,21 @@ impl ScaleOffsetCodec {
         self.configuration.as_ref()?.scale.as_ref()
     }
 
+    /// `offset` and `scale` as native-endian elements of `data_type` (empty
+    /// when absent), checked as a decode checks them: for the read path
+    /// that decodes straight into the output (`read::chunk_decode`).
+    pub(crate) fn decode_parameters(
+        &self,
+        data_type: &DataType,
+    ) -> Result<(NumericType, Vec<u8>, Vec<u8>), CodecError> {
+        let Params {
+            data_type,
+            offset,
+            scale,
+        } = self.params(data_type)?;
+        Ok((data_type, offset, scale))
+    }
+
     /// `offset` and `scale` parsed for `data_type`, once per chunk (or per
     /// partial decode), for the fill value and the elements alike.
     fn params(&self, data_type: &DataType) -> Result<Params, CodecError> {

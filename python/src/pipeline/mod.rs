@@ -135,7 +135,8 @@ impl ChunkArray {
     /// the chunk's bytes, or `None` for a chunk that is not stored, read as
     /// the fill value). Raises `ValueError` naming the chunk's key when a
     /// region does not fit, two output parts overlap, or a chunk cannot be
-    /// decoded; `out` may then be partly written.
+    /// decoded; `out` may then be partly written. Returns, for each
+    /// region, whether its chunk is stored (else it read as the fill value).
     #[pyo3(signature = (out, regions, encoded=None, threads=1))]
     fn read_into(
         &self,
@@ -144,7 +145,7 @@ impl ChunkArray {
         regions: Vec<PyRegion>,
         encoded: Option<Vec<Option<Bound<'_, PyBytes>>>>,
         threads: usize,
-    ) -> PyResult<()> {
+    ) -> PyResult<Vec<bool>> {
         let regions: Vec<Region> = regions
             .into_iter()
             .map(|(coords, chunk, out)| Region {
@@ -159,6 +160,7 @@ impl ChunkArray {
         let size = self.element_size(out)?;
 
         let given;
+        let mut present: Option<Vec<bool>> = None;
         let array: &Array<dyn ReadableStorageTraits> = match encoded {
             None if self.has_store => &self.array,
             None => {
@@ -175,6 +177,7 @@ impl ChunkArray {
                     )));
                 }
                 let store = MemoryStore::new();
+                present = Some(chunks.iter().map(Option::is_some).collect());
                 for (region, bytes) in regions.iter().zip(chunks) {
                     if let Some(bytes) = bytes {
                         let key = self.array.chunk_key(&region.coords);
@@ -198,8 +201,14 @@ impl ChunkArray {
             .as_slice_mut()
             .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
         let pool = threads::pool(threads)?;
-        py.detach(|| read_regions(array, &regions, dst, size, &out_shape, &pool, threads))
-            .map_err(PyValueError::new_err)
+        py.detach(|| {
+            read_regions(array, &regions, dst, size, &out_shape, &pool, threads)?;
+            match present {
+                Some(present) => Ok(present),
+                None => stored(array, &regions, &pool),
+            }
+        })
+        .map_err(PyValueError::new_err)
     }
 
     /// The stored bytes of `chunk` (C-contiguous, the chunk's full shape,
@@ -273,6 +282,27 @@ fn byte_view<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyA
     let flat = array.call_method1(intern!(py, "reshape"), (-1,))?;
     let bytes = flat.call_method1(intern!(py, "view"), (intern!(py, "u1"),))?;
     Ok(bytes.cast_into::<PyArray1<u8>>()?)
+}
+
+/// Whether each region's chunk is in `array`'s store.
+fn stored(
+    array: &Array<dyn ReadableStorageTraits>,
+    regions: &[Region],
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<bool>, String> {
+    let storage = array.storage();
+    pool.install(|| {
+        regions
+            .par_iter()
+            .map(|region| {
+                let key = array.chunk_key(&region.coords);
+                storage
+                    .size_key(&key)
+                    .map(|size| size.is_some())
+                    .map_err(|e| format!("chunk {}: {e}", key.as_str()))
+            })
+            .collect()
+    })
 }
 
 /// Decode every region into `dst`, the bytes of an output of `out_shape`

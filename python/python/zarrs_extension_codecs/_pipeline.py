@@ -334,7 +334,7 @@ class CodecPipeline(_CodecPipeline):
         if self.native is None:
             return await self.inner.read(batch, out, drop_axes)
         target = out.as_ndarray_like()
-        if not isinstance(target, np.ndarray) or target.dtype != self.native.dtype:
+        if type(target) is not np.ndarray or target.dtype != self.native.dtype:
             _fallback(
                 f"output of type {type(target).__name__}, not a numpy array of the array's dtype"
             )
@@ -343,6 +343,28 @@ class CodecPipeline(_CodecPipeline):
         if isinstance(plan, str):
             _fallback(plan)
             return await self.inner.read(batch, out, drop_axes)
+        try:
+            return await self._read(batch, out, drop_axes, plan, target)
+        except ValueError as e:
+            # zarr's pipeline reads the batch again: its result if it can
+            # (zarrs refused what zarr accepts), else its own exception, with
+            # zarrs' account (which names the chunk) as a note.
+            log.debug("zarr's own pipeline after zarrs' error: %s", e)
+            try:
+                return await self.inner.read(batch, out, drop_axes)
+            except Exception as theirs:
+                theirs.add_note(f"zarrs_extension_codecs.CodecPipeline: {e}")
+                raise
+
+    async def _read(
+        self,
+        batch: list[BatchInfo],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...],
+        plan: tuple[str | None, list[tuple[int, ...]]],
+        target: np.ndarray[Any, Any],
+    ) -> tuple[GetResult, ...]:
+        assert self.native is not None
         prefix, coords = plan
         array = self.native.array(prefix)
         encoded = None if prefix is not None else await self._fetch(batch)
@@ -442,7 +464,7 @@ class CodecPipeline(_CodecPipeline):
             await self.inner.write(batch, value, drop_axes)
             return
         source = value.as_ndarray_like()
-        if not isinstance(source, np.ndarray):
+        if type(source) is not np.ndarray:
             _fallback(f"value of type {type(source).__name__}, not a numpy array")
             await self.inner.write(batch, value, drop_axes)
             return
@@ -457,7 +479,16 @@ class CodecPipeline(_CodecPipeline):
             _fallback("chunks of different shapes in one batch")
             await self.inner.write(batch, value, drop_axes)
             return
-        await _write(native, batch, coords, source, drop_axes)
+        try:
+            encoded = await _encode(native, batch, coords, source, drop_axes)
+        except ValueError as e:
+            # Nothing is stored yet: zarr's pipeline writes the batch, or
+            # raises its own error for it (the crate refuses some writes
+            # zarr makes, e.g. a fill value cast_value cannot round-trip).
+            _fallback(f"zarrs cannot encode: {e}")
+            await self.inner.write(batch, value, drop_axes)
+            return
+        await _store(batch, encoded)
 
 
 def _numpy_prototype(spec: ArraySpec) -> bool:
@@ -499,15 +530,15 @@ def _basic_regions(
     return view, regions
 
 
-async def _write(
+async def _encode(
     native: _Native,
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-) -> None:
-    """Merge `source` into each chunk (read-modify-write for partial ones),
-    encode in Rust, store or delete through zarr's store API."""
+) -> list[bytes | None]:
+    """Merge `source` into each chunk (read-modify-write for partial ones)
+    and encode it in Rust: the bytes to store, `None` to delete."""
     from zarr.core.buffer import cpu
 
     shape = tuple(batch[0][1].shape)
@@ -578,14 +609,22 @@ async def _write(
                 result.append(array.encode(list(c), chunk))
         return result
 
-    encoded = await asyncio.to_thread(encode_all)
+    return await asyncio.to_thread(encode_all)
+
+
+async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
+    """Store or delete each chunk through zarr's store API."""
+    from zarr.core.buffer import cpu
+
+    limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
 
     async def store(i: int) -> None:
         byte_setter = batch[i][0]
         async with limit:
-            if encoded[i] is None:
+            chunk = encoded[i]
+            if chunk is None:
                 await byte_setter.delete()
             else:
-                await byte_setter.set(cpu.Buffer.from_bytes(encoded[i]))
+                await byte_setter.set(cpu.Buffer.from_bytes(chunk))
 
     await asyncio.gather(*(store(i) for i in range(len(batch))))

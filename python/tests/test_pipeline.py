@@ -1,0 +1,315 @@
+"""`CodecPipeline` against zarr-python's default pipeline with zarr's own
+classes (the golden values), in the same process.
+
+Each example makes an array (random shape, chunk grid, shards, codec chain
+and fill value) in two stores, writes the same values through each pipeline
+(a whole write, then a partial one into existing chunks), and requires the
+same stored bytes, key by key; then reads random selections (slices, steps,
+integers, integer and boolean arrays) through both and requires the same
+dtype, shape and bytes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import given, note
+from hypothesis import strategies as st
+from zarr.errors import ChunkNotFoundError
+from zarr.storage import LocalStore, MemoryStore
+
+import zarrs_extension_codecs as zec
+
+OURS = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
+
+# A fill value that does not survive scale_offset (x 100) + cast_value to
+# uint16: it encodes to 123 and decodes to 1.23.
+LOSSY_FILL = 1.234567
+
+COMPRESSORS: list[Any] = [
+    None,
+    {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+    {
+        "name": "blosc",
+        "configuration": {
+            "cname": "zstd",
+            "clevel": 3,
+            "shuffle": "shuffle",
+            "typesize": 2,
+            "blocksize": 0,
+        },
+    },
+    {"name": "gzip", "configuration": {"level": 5}},
+    {"name": "crc32c"},
+]
+
+SCALE_CAST = [
+    {"name": "scale_offset", "configuration": {"scale": 100, "offset": 0}},
+    {
+        "name": "cast_value",
+        "configuration": {
+            "data_type": "uint16",
+            "rounding": "nearest-even",
+            "out_of_range": "clamp",
+        },
+    },
+]
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> dict[str, Any]:
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 12)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, max(1, n))) for n in shape)
+    shards = None
+    if draw(st.booleans()):
+        shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    chain = draw(st.sampled_from(["scale_cast", "plain_int", "plain_float"]))
+    compressor = draw(st.sampled_from(COMPRESSORS))
+    if chain == "scale_cast":
+        dtype = "float64"
+        fill = draw(st.sampled_from([0.0, 1.5, LOSSY_FILL]))
+        filters = SCALE_CAST
+    elif chain == "plain_int":
+        dtype = draw(st.sampled_from(["uint8", "int16", "int32", "uint64"]))
+        fill = draw(st.sampled_from([0, 7]))
+        filters = []
+    else:
+        dtype = draw(st.sampled_from(["float32", "float64"]))
+        fill = draw(st.sampled_from([0.0, -2.5, float("nan")]))
+        filters = []
+    if compressor is not None and compressor["name"] == "blosc":
+        compressor = {
+            "name": "blosc",
+            "configuration": {**compressor["configuration"], "typesize": np.dtype(dtype).itemsize},
+        }
+        if chain == "scale_cast":
+            compressor["configuration"]["typesize"] = 2
+    return {
+        "shape": shape,
+        "chunks": chunks,
+        "shards": shards,
+        "dtype": dtype,
+        "fill_value": fill,
+        "filters": filters,
+        "compressors": [] if compressor is None else [compressor],
+    }
+
+
+def values(layout: dict[str, Any], seed: int) -> np.ndarray[Any, Any]:
+    rng = np.random.default_rng(seed)
+    shape, dtype = layout["shape"], np.dtype(layout["dtype"])
+    if layout["filters"]:
+        return np.round(rng.uniform(0, 600, shape), 2)
+    if dtype.kind == "f":
+        data = rng.normal(0, 100, shape).astype(dtype)
+        data[rng.random(shape) < 0.1] = np.nan
+        return data
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+@st.composite
+def basic_selections(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "step", "int", "all"]))
+        if kind == "int":
+            out.append(draw(st.integers(0, n - 1)))
+        elif kind == "all":
+            out.append(slice(None))
+        else:
+            start = draw(st.integers(0, n - 1))
+            stop = draw(st.integers(start, n))
+            step = 1 if kind == "slice" else draw(st.integers(1, 4))
+            out.append(slice(start, stop, step))
+    return tuple(out)
+
+
+def store_of(kind: str, tmp: Path) -> Any:
+    return LocalStore(tmp) if kind == "local" else MemoryStore()
+
+
+def stored(store: Any) -> dict[str, bytes]:
+    """Every key of `store` and its bytes (a gzip stream's time zeroed)."""
+
+    async def collect() -> dict[str, bytes]:
+        from zarr.core.buffer import default_buffer_prototype
+
+        found = {}
+        async for key in store.list():
+            buffer = await store.get(key, prototype=default_buffer_prototype())
+            data = buffer.to_bytes()
+            if data[:3] == b"\x1f\x8b\x08":
+                # gzip's header holds the time of writing (zarr's own
+                # writes differ there from one second to the next).
+                data = data[:4] + b"\0\0\0\0" + data[8:]
+            found[key] = data
+        return found
+
+    from zarr.core.sync import sync
+
+    return sync(collect())
+
+
+def same(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype
+    assert a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+def create(store: Any, layout: dict[str, Any]) -> zarr.Array:
+    return zarr.create_array(store, name="a", zarr_format=3, **layout)
+
+
+@given(
+    layout=layouts(),
+    seed=st.integers(0, 2**16),
+    store_kind=st.sampled_from(["memory", "local"]),
+    data=st.data(),
+)
+def test_differential(layout: dict[str, Any], seed: int, store_kind: str, data: Any) -> None:
+    note(repr(layout))
+    with tempfile.TemporaryDirectory() as tmp:
+        ref_store = store_of(store_kind, Path(tmp) / "ref")
+        our_store = store_of(store_kind, Path(tmp) / "ours")
+        ref = create(ref_store, layout)
+        with zarr.config.set(OURS):
+            ours = create(our_store, layout)
+        assert isinstance(ours._async_array.codec_pipeline, zec.CodecPipeline)
+
+        # Writes: a whole write, then a partial one into existing chunks.
+        whole = values(layout, seed)
+        for target in (ref, ours):
+            target[...] = whole
+        selection = data.draw(basic_selections(layout["shape"]))
+        part_shape = np.empty(layout["shape"])[selection].shape
+        part = values({**layout, "shape": part_shape}, seed + 1)
+        for target in (ref, ours):
+            target[selection] = part
+        assert stored(ref_store) == stored(our_store)
+
+        # Reads, from the same store through both pipelines.
+        with zarr.config.set(OURS):
+            ours = zarr.open_array(ref_store, path="a")
+        ref = zarr.open_array(ref_store, path="a")
+        same(ours[...], ref[...])
+        for _ in range(3):
+            selection = data.draw(basic_selections(layout["shape"]))
+            same(ours[selection], ref[selection])
+        # Orthogonal integer arrays and a boolean mask.
+        picks = tuple(
+            np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)))
+            for n in layout["shape"]
+        )
+        same(ours.oindex[picks], ref.oindex[picks])
+        mask = np.random.default_rng(seed).random(layout["shape"]) < 0.3
+        same(ours.vindex[mask], ref.vindex[mask])
+        # One whole chunk.
+        chunk = tuple(slice(0, c) for c in (layout["shards"] or layout["chunks"]))
+        same(ours[chunk], ref[chunk])
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+def test_missing_chunks_read_as_fill_and_are_reported(store_kind: str, tmp_path: Path) -> None:
+    """A chunk never written is the fill value, and with
+    ``array.read_missing_chunks`` off zarr raises for it as with its own
+    pipeline."""
+    store = store_of(store_kind, tmp_path)
+    layout = {
+        "shape": (6, 6),
+        "chunks": (3, 3),
+        "shards": None,
+        "dtype": "float64",
+        "fill_value": LOSSY_FILL,
+        "filters": SCALE_CAST,
+        "compressors": [],
+    }
+    ref = create(store, layout)
+    ref[:3, :3] = 2.5
+    with zarr.config.set(OURS):
+        ours = zarr.open_array(store, path="a")
+    same(ours[...], ref[...])
+    assert ours[5, 5] == LOSSY_FILL
+    for pipeline in ({}, OURS):
+        with zarr.config.set(pipeline):
+            strict = zarr.open_array(store, path="a", config={"read_missing_chunks": False})
+        with pytest.raises(ChunkNotFoundError, match="c/1/1"):
+            strict[...]
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+def test_corrupt_chunk_raises_as_zarr_and_names_the_key(store_kind: str, tmp_path: Path) -> None:
+    store = store_of(store_kind, tmp_path)
+    layout = {
+        "shape": (4,),
+        "chunks": (2,),
+        "shards": None,
+        "dtype": "uint16",
+        "fill_value": 0,
+        "filters": [],
+        "compressors": [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    }
+    ref = create(store, layout)
+    ref[...] = np.arange(4, dtype="uint16")
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    sync(store.set("a/c/1", default_buffer_prototype().buffer.from_bytes(b"not zstd")))
+    with zarr.config.set(OURS):
+        ours = zarr.open_array(store, path="a")
+    with pytest.raises(Exception) as theirs:  # noqa: PT011 (whatever zarr raises)
+        ref[...]
+    with pytest.raises(type(theirs.value)) as mine:
+        ours[...]
+    assert any("c/1" in n for n in getattr(mine.value, "__notes__", [])), mine.value
+
+
+def test_unknown_codec_falls_back_quietly_or_raises(caplog: pytest.LogCaptureFixture) -> None:
+    """A chain zarrs cannot open (here a Zarr v2 array, whose metadata zarrs
+    is not given) goes to zarr's own pipeline with one debug line, or raises
+    `FallbackError` when asked."""
+    store = MemoryStore()
+    array = zarr.create_array(store, shape=(5,), chunks=(2,), dtype="int32", zarr_format=2)
+    array[...] = np.arange(5)
+    import logging
+
+    logger = "zarrs_extension_codecs._pipeline"
+    with caplog.at_level(logging.DEBUG, logger=logger), zarr.config.set(OURS):
+        reopened = zarr.open_array(store)
+        same(reopened[...], np.arange(5, dtype="int32"))
+    assert any("zarr's own pipeline" in r.getMessage() for r in caplog.records)
+    with (
+        zarr.config.set({**OURS, "codec_pipeline.fallback": "raise"}),
+        pytest.raises(zec.FallbackError),
+    ):
+        zarr.open_array(store)
+
+
+def test_non_numpy_output_falls_back() -> None:
+    """An output buffer that is not a numpy array (a GPU buffer, here a
+    numpy subclass standing in for one) is filled by zarr's pipeline."""
+    from zarr.core.buffer import cpu
+
+    class Foreign(np.ndarray):
+        pass
+
+    store = MemoryStore()
+    ref = zarr.create_array(store, shape=(6,), chunks=(4,), dtype="float64", fill_value=0.0)
+    ref[...] = np.arange(6.0)
+    with zarr.config.set(OURS):
+        ours = zarr.open_array(store)
+    out = cpu.NDBuffer(np.zeros(6).view(Foreign))
+    with (
+        zarr.config.set({"codec_pipeline.fallback": "raise"}),
+        pytest.raises(zec.FallbackError),
+    ):
+        ours.get_basic_selection(..., out=out)
+    ours.get_basic_selection(..., out=out)
+    same(np.asarray(out.as_ndarray_like()).view(np.ndarray), np.arange(6.0))

@@ -115,6 +115,7 @@ class _Native:
     store: Store
     dtype: np.dtype[Any]
     writes: bool
+    sharded: bool
     arrays: dict[str, ChunkArray] = field(default_factory=dict)
     detached: list[ChunkArray] = field(default_factory=list)
 
@@ -127,7 +128,7 @@ class _Native:
             return self.detached[0]
         found = self.arrays.get(prefix)
         if found is None:
-            assert isinstance(self.store, LocalStore)
+            assert type(self.store) is LocalStore
             root = self.store.root / prefix if prefix else self.store.root
             found = self.arrays[prefix] = ChunkArray(self.json, str(root))
         return found
@@ -169,8 +170,11 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
     except (ValueError, TypeError) as e:
         _fallback(str(e))
         return None
-    writes = _names(metadata.codecs) <= _BYTE_IDENTICAL
-    return _Native(metadata, json, store, dtype.newbyteorder("="), writes)
+    names = _names(metadata.codecs)
+    writes = names <= _BYTE_IDENTICAL
+    return _Native(
+        metadata, json, store, dtype.newbyteorder("="), writes, "sharding_indexed" in names
+    )
 
 
 def _basic(selection: SelectorTuple) -> bool:
@@ -309,7 +313,9 @@ class CodecPipeline(_CodecPipeline):
             coords.append(split[1])
         if len(prefixes) > 1:
             return "chunks of more than one array in a batch"
-        local = isinstance(native.store, LocalStore)
+        # Exactly zarr's LocalStore: a subclass or a wrapper may lay out or
+        # serve its files otherwise.
+        local = type(native.store) is LocalStore
         return (prefixes.pop() if local and prefixes else None), coords
 
     async def _fetch(self, batch: list[BatchInfo]) -> list[bytes | None]:
@@ -366,6 +372,12 @@ class CodecPipeline(_CodecPipeline):
     ) -> tuple[GetResult, ...]:
         assert self.native is not None
         prefix, coords = plan
+        if prefix is None and self.native.sharded and not all(c for *_, c in batch):
+            # Parts of shards in a store zarrs does not read itself: zarr's
+            # pipeline fetches only the inner chunks they need (byte ranges),
+            # where this one would fetch the whole shards.
+            log.debug("zarr's own pipeline: parts of shards, read by byte range")
+            return await self.inner.read(batch, out, drop_axes)
         array = self.native.array(prefix)
         encoded = None if prefix is not None else await self._fetch(batch)
         basic = (

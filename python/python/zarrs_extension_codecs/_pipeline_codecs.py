@@ -4,6 +4,7 @@ place of zarr's (inside sharding too), whatever ``codecs.*`` selects."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from zarr.codecs.cast_value import CastValue as ZarrCastValue
@@ -33,10 +34,10 @@ def _ours(codec: Codec) -> Codec:
     if type(codec) is ZarrCastValue:
         return CastValue.from_dict(codec.to_dict())
     if type(codec) is ShardingCodec:
-        return ShardingCodec(
-            chunk_shape=codec.chunk_shape,
+        # Every other field (index location, write order, ...) kept as is.
+        return replace(
+            codec,
             codecs=with_our_classes(codec.codecs),
             index_codecs=with_our_classes(codec.index_codecs),
-            index_location=codec.index_location,
         )
     return codec

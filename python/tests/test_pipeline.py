@@ -314,3 +314,79 @@ def test_non_numpy_output_falls_back() -> None:
         ours.get_basic_selection(..., out=out)
     ours.get_basic_selection(..., out=out)
     same(np.asarray(out.as_ndarray_like()).view(np.ndarray), np.arange(6.0))
+
+
+def native_array() -> tuple[Any, np.ndarray[Any, Any]]:
+    """A 4 x 6 uint16 array of 2 x 3 chunks, its chunks' bytes (plain
+    little-endian `bytes` codec, so worked out by hand) and its values."""
+    from zarrs_extension_codecs._native import ChunkArray
+
+    metadata = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [4, 6],
+        "data_type": "uint16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 9,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    }
+    import json
+
+    return ChunkArray(json.dumps(metadata)), np.arange(24, dtype="<u2").reshape(4, 6)
+
+
+def chunk_bytes(values: np.ndarray[Any, Any], cy: int, cx: int) -> bytes:
+    return values[cy * 2 : cy * 2 + 2, cx * 3 : cx * 3 + 3].astype("<u2").tobytes()
+
+
+def test_native_read_into_checks_regions_before_writing() -> None:
+    """Output parts that overlap, leave the output, or do not match the
+    chunk part are refused (naming the chunk) before anything is written."""
+    array, values = native_array()
+    encoded = [chunk_bytes(values, 0, 0), chunk_bytes(values, 0, 1)]
+    out = np.zeros((2, 6), dtype="uint16")
+    regions = [
+        ([0, 0], [(0, 2), (0, 3)], [(0, 2), (0, 3)]),
+        ([0, 1], [(0, 2), (0, 3)], [(0, 2), (2, 5)]),
+    ]
+    with pytest.raises(ValueError, match=r"c/0/0 and c/0/1 .*overlapping"):
+        array.read_into(out, regions, encoded)
+    assert not out.any()
+    outside = [([0, 1], [(0, 2), (0, 3)], [(0, 2), (4, 7)])]
+    with pytest.raises(ValueError, match=r"c/0/1: output range"):
+        array.read_into(out, outside, encoded[1:])
+    mismatched = [([0, 1], [(0, 2), (0, 2)], [(0, 2), (0, 3)])]
+    with pytest.raises(ValueError, match=r"c/0/1: dimension 1 reads 2 elements into 3"):
+        array.read_into(out, mismatched, encoded[1:])
+    beyond = [([2, 0], [(0, 2), (0, 3)], [(0, 2), (0, 3)])]
+    with pytest.raises(ValueError, match=r"outside the chunk grid"):
+        array.read_into(out, beyond, [None])
+    assert not out.any()
+    with pytest.raises(TypeError, match="2 bytes"):
+        array.read_into(np.zeros((2, 6), dtype="uint32"), regions[:1], encoded[:1])
+
+
+def test_native_read_into_places_chunks_and_fill() -> None:
+    """Chunks decode into their output parts; a missing one is the fill
+    value and reported as not stored."""
+    array, values = native_array()
+    out = np.zeros((3, 4), dtype="uint16")
+    regions = [
+        ([0, 0], [(1, 2), (1, 3)], [(0, 1), (0, 2)]),
+        ([0, 1], [(1, 2), (0, 2)], [(0, 1), (2, 4)]),
+        ([1, 0], [(0, 2), (1, 3)], [(1, 3), (0, 2)]),
+        ([1, 1], [(0, 2), (0, 2)], [(1, 3), (2, 4)]),
+    ]
+    encoded = [
+        chunk_bytes(values, 0, 0),
+        chunk_bytes(values, 0, 1),
+        chunk_bytes(values, 1, 0),
+        None,
+    ]
+    present = array.read_into(out, regions, encoded, 2)
+    assert present == [True, True, True, False]
+    want = values[1:4, 1:5].copy()
+    want[1:3, 2:4] = 9
+    assert out.tolist() == want.tolist()
+    assert array.encode([1, 1], values[2:4, 3:6].copy()) == chunk_bytes(values, 1, 1)

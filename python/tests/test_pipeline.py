@@ -390,3 +390,59 @@ def test_native_read_into_places_chunks_and_fill() -> None:
     want[1:3, 2:4] = 9
     assert out.tolist() == want.tolist()
     assert array.encode([1, 1], values[2:4, 3:6].copy()) == chunk_bytes(values, 1, 1)
+
+
+def test_codec_zarrs_lacks_falls_back() -> None:
+    """A Zarr v3 array with a codec zarrs does not have (one registered
+    with zarr only) is read and written by zarr's pipeline, the same
+    values; with ``codec_pipeline.fallback = "raise"``, a `FallbackError`."""
+    from dataclasses import dataclass
+
+    from zarr.abc.codec import BytesBytesCodec
+    from zarr.registry import register_codec
+
+    @dataclass(frozen=True)
+    class Reverse(BytesBytesCodec):
+        """Stores the bytes reversed (zarr-only: zarrs has no such codec)."""
+
+        is_fixed_size = True
+
+        @classmethod
+        def from_dict(cls, data: dict[str, Any]) -> Reverse:
+            return cls()
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"name": "zec-test.reverse"}
+
+        async def _decode_single(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+            return chunk_spec.prototype.buffer.from_bytes(chunk_bytes.to_bytes()[::-1])
+
+        async def _encode_single(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+            return chunk_spec.prototype.buffer.from_bytes(chunk_bytes.to_bytes()[::-1])
+
+        def compute_encoded_size(self, input_byte_length: int, chunk_spec: Any) -> int:
+            return input_byte_length
+
+    register_codec("zec-test.reverse", Reverse)
+    store = MemoryStore()
+    with zarr.config.set(OURS):
+        arr = zarr.create_array(
+            store, shape=(7,), chunks=(3,), dtype="int16", compressors=[Reverse()]
+        )
+        assert arr._async_array.codec_pipeline.native is None
+        arr[...] = np.arange(7, dtype="int16")
+        same(arr[...], np.arange(7, dtype="int16"))
+        with (
+            zarr.config.set({"codec_pipeline.fallback": "raise"}),
+            pytest.raises(zec.FallbackError),
+        ):
+            zarr.open_array(store)
+    same(zarr.open_array(store)[...], np.arange(7, dtype="int16"))
+
+
+def test_enable_pipeline_selects_it_for_a_block() -> None:
+    store = MemoryStore()
+    zarr.create_array(store, shape=(3,), dtype="int8")
+    with zec.enable_pipeline():
+        assert isinstance(zarr.open_array(store)._async_array.codec_pipeline, zec.CodecPipeline)
+    assert not isinstance(zarr.open_array(store)._async_array.codec_pipeline, zec.CodecPipeline)

@@ -31,14 +31,14 @@ from zarr.registry import register_codec, register_pipeline
 from zarrs_extension_codecs._cast_value import CastValue
 from zarrs_extension_codecs._native import __version__
 from zarrs_extension_codecs._outputs import forget_all as _forget_all
-from zarrs_extension_codecs._pipeline import CodecPipeline, FallbackError
+from zarrs_extension_codecs._pipeline import CodecPipeline, FallbackError, enable_pipeline
 from zarrs_extension_codecs._scale_offset import ScaleOffset
 
 if TYPE_CHECKING:
     from donfig.config_obj import ConfigSet
 
 __all__ = ["CastValue", "ScaleOffset", "__version__", "disable", "enable", "release_memory"]
-__all__ += ["CodecPipeline", "FallbackError"]
+__all__ += ["CodecPipeline", "FallbackError", "enable_pipeline"]
 
 # zarr names an implementation by its class's module and qualified name; these
 # are the names the documentation gives (and that pickles refer to).

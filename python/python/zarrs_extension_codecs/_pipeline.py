@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
     BatchInfo = tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]
 
-__all__ = ["CodecPipeline", "FallbackError"]
+__all__ = ["CodecPipeline", "FallbackError", "enable_pipeline"]
 
 log = logging.getLogger(__name__)
 
@@ -640,3 +640,21 @@ async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
                 await byte_setter.set(cpu.Buffer.from_bytes(chunk))
 
     await asyncio.gather(*(store(i) for i in range(len(batch))))
+
+
+def enable_pipeline() -> Any:
+    """Select `CodecPipeline` (and this package's `ScaleOffset` /
+    `CastValue` for what it hands to zarr's pipeline) for every array zarr
+    opens or creates from now on; usable as a context manager, as
+    `enable()`::
+
+        with zarrs_extension_codecs.enable_pipeline():
+            data = zarr.open_array("product.zarr")[:]
+    """
+    return zarr.config.set(
+        {
+            "codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline",
+            "codecs.scale_offset": "zarrs_extension_codecs.ScaleOffset",
+            "codecs.cast_value": "zarrs_extension_codecs.CastValue",
+        }
+    )

@@ -84,6 +84,9 @@ def layouts(draw: st.DrawFn) -> dict[str, Any]:
         dtype = draw(st.sampled_from(["float32", "float64"]))
         fill = draw(st.sampled_from([0.0, -2.5, float("nan")]))
         filters = []
+    if chain != "scale_cast" and draw(st.booleans()):
+        filters = [{"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}}]
+    endian = draw(st.sampled_from(["little", "big"]))
     if compressor is not None and compressor["name"] == "blosc":
         compressor = {
             "name": "blosc",
@@ -98,6 +101,7 @@ def layouts(draw: st.DrawFn) -> dict[str, Any]:
         "dtype": dtype,
         "fill_value": fill,
         "filters": filters,
+        "serializer": {"name": "bytes", "configuration": {"endian": endian}},
         "compressors": [] if compressor is None else [compressor],
     }
 
@@ -105,7 +109,7 @@ def layouts(draw: st.DrawFn) -> dict[str, Any]:
 def values(layout: dict[str, Any], seed: int) -> np.ndarray[Any, Any]:
     rng = np.random.default_rng(seed)
     shape, dtype = layout["shape"], np.dtype(layout["dtype"])
-    if layout["filters"]:
+    if layout["filters"] == SCALE_CAST:
         return np.round(rng.uniform(0, 600, shape), 2)
     if dtype.kind == "f":
         data = rng.normal(0, 100, shape).astype(dtype)

@@ -372,20 +372,22 @@ class CodecPipeline(_CodecPipeline):
     ) -> tuple[GetResult, ...]:
         assert self.native is not None
         prefix, coords = plan
-        if prefix is None and self.native.sharded and not all(c for *_, c in batch):
-            # Parts of shards in a store zarrs does not read itself: zarr's
-            # pipeline fetches only the inner chunks they need (byte ranges),
-            # where this one would fetch the whole shards.
-            log.debug("zarr's own pipeline: parts of shards, read by byte range")
-            return await self.inner.read(batch, out, drop_axes)
-        array = self.native.array(prefix)
-        encoded = None if prefix is not None else await self._fetch(batch)
         basic = (
             not drop_axes
             and target.flags.c_contiguous
             and target.flags.writeable
             and all(_basic(cs) and _basic(os) for _, _, cs, os, _ in batch)
         )
+        if self.native.sharded and (prefix is None or not basic) and not all(c for *_, c in batch):
+            # Parts of shards that zarrs would have to decode whole: from a
+            # store it does not read itself (whole shards fetched), or for a
+            # selection it decodes through a temporary (whole shards
+            # decoded). zarr's pipeline fetches and decodes only the inner
+            # chunks they need.
+            log.debug("zarr's own pipeline: parts of shards, read by inner chunk")
+            return await self.inner.read(batch, out, drop_axes)
+        array = self.native.array(prefix)
+        encoded = None if prefix is not None else await self._fetch(batch)
         if basic:
             regions = _basic_regions(batch, coords, target)
             if regions is not None:

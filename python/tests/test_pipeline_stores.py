@@ -4,8 +4,9 @@ One sharded Sentinel-2-like store (scale_offset + cast_value to uint16,
 blosc zstd, shards of 2 x 2 inner chunks, a missing shard) written by
 zarr-python's default pipeline with zarr's own classes; each reader must
 give zarr's values bit for bit: the store through `LocalStore` (read by
-Rust), `MemoryStore`, `FsspecStore`, obstore's local and HTTP stores (the
-repository's HTTP test server on 127.0.0.1), a wrapper store, dask's
+Rust), `MemoryStore`, `FsspecStore`, obstore's local, HTTP and S3 stores
+(the repository's HTTP server and moto's S3 server, on 127.0.0.1), a
+wrapper store, dask's
 threaded scheduler and `xarray.open_zarr`.
 """
 
@@ -188,3 +189,39 @@ def test_xarray_open_zarr(product: Path, reference: np.ndarray) -> None:
         got = ds["b04"].values
     assert got.tobytes() == reference.tobytes()
     assert zarr.open_array(tmp, path="b04")[...].tobytes() == reference.tobytes()
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint(product: Path) -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1 with bucket `products` holding the store."""
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER.with_name("serve_s3.py")), f"products={product.parent}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    port = int(server.stdout.readline())
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=30)
+        server.stdout.close()
+
+
+def test_obstore_s3(s3_endpoint: str, product: Path, reference: np.ndarray) -> None:
+    obstore = pytest.importorskip("obstore")
+    # Credentials given, so that no provider is asked for them (no instance
+    # metadata address is ever contacted): only the loopback server.
+    s3 = obstore.store.S3Store(
+        "products",
+        prefix=product.name,
+        endpoint=s3_endpoint,
+        region="us-east-1",
+        access_key_id="testing",
+        secret_access_key="testing",
+        client_options={"allow_http": True},
+    )
+    check(open_with_pipeline(ObjectStore(s3, read_only=True)), reference)

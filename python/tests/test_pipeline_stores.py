@@ -6,8 +6,7 @@ zarr-python's default pipeline with zarr's own classes; each reader must
 give zarr's values bit for bit: the store through `LocalStore` (read by
 Rust), `MemoryStore`, `FsspecStore`, obstore's local, HTTP and S3 stores
 (the repository's HTTP server and moto's S3 server, on 127.0.0.1), a
-wrapper store, dask's
-threaded scheduler and `xarray.open_zarr`.
+wrapper store, dask's threaded scheduler and `xarray.open_zarr`.
 """
 
 from __future__ import annotations

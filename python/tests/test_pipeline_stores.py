@@ -224,3 +224,45 @@ def test_obstore_s3(s3_endpoint: str, product: Path, reference: np.ndarray) -> N
         client_options={"allow_http": True},
     )
     check(open_with_pipeline(ObjectStore(s3, read_only=True)), reference)
+
+
+def _read_in_worker(path: str) -> tuple[str, bytes]:
+    """Run in a worker process: open the store there (the environment picks
+    the pipeline) and read it."""
+    import zarr
+
+    import zarrs_extension_codecs  # noqa: F401 (registers the pipeline)
+
+    arr = zarr.open_array(path, path="b04", mode="r")
+    return type(arr._async_array.codec_pipeline).__name__, arr[...].tobytes()
+
+
+def test_local_cluster_workers_select_it_from_the_environment(
+    product: Path, reference: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    import logging
+
+    # Set before the worker is spawned: it inherits it.
+    monkeypatch.setenv("ZARR_CODEC_PIPELINE__PATH", "zarrs_extension_codecs.CodecPipeline")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with (
+            distributed.LocalCluster(
+                n_workers=1,
+                threads_per_worker=2,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            results = client.run(_read_in_worker, str(product))
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert len(results) == 1
+    for name, values in results.values():
+        assert name == "CodecPipeline"
+        assert values == reference.tobytes()

@@ -450,3 +450,21 @@ def test_enable_pipeline_selects_it_for_a_block() -> None:
     with zec.enable_pipeline():
         assert isinstance(zarr.open_array(store)._async_array.codec_pipeline, zec.CodecPipeline)
     assert not isinstance(zarr.open_array(store)._async_array.codec_pipeline, zec.CodecPipeline)
+
+
+def _read_sum(path: str) -> float:
+    with zarr.config.set(OURS):
+        return float(np.nansum(zarr.open_array(path)[...]))
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_reads_in_a_forked_child(tmp_path: Path) -> None:
+    """A child made by fork() after the parent read (its thread pool
+    started) reads too: the pool does not survive fork, a new one is made."""
+    import multiprocessing
+
+    ref = zarr.create_array(tmp_path, shape=(64, 64), chunks=(16, 16), dtype="float64")
+    ref[...] = np.arange(64 * 64.0).reshape(64, 64)
+    want = _read_sum(str(tmp_path))
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_read_sum, (str(tmp_path),)).get(timeout=60) == want

@@ -41,16 +41,28 @@ fn count_from(name: &str) -> Option<usize> {
         .filter(|&n| n >= 1)
 }
 
-/// The pool of `threads` threads, made on first use.
+/// The pool of `threads` threads, made on first use in this process.
+///
+/// A child made by `fork()` has none of its parent's threads: a pool
+/// inherited from the parent would never run what it is given (zarr's own
+/// tests read in forked children). So pools belong to a process id, and a
+/// child starts its own (the parent's are left alone: dropping them would
+/// wait for threads that do not exist there).
 pub fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
-    static POOLS: OnceLock<Mutex<Vec<Arc<ThreadPool>>>> = OnceLock::new();
+    static POOLS: OnceLock<Mutex<(u32, Vec<Arc<ThreadPool>>)>> = OnceLock::new();
     let threads = threads.max(1);
-    let pools = POOLS.get_or_init(|| Mutex::new(Vec::new()));
+    let pid = std::process::id();
+    let pools = POOLS.get_or_init(|| Mutex::new((pid, Vec::new())));
     // A panic while the lock was held cannot leave the list half-changed
     // (a push is all it does), so a poisoned lock is still good to use.
-    let mut pools = pools
+    let mut guard = pools
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (owner, pools) = &mut *guard;
+    if *owner != pid {
+        std::mem::forget(std::mem::take(pools));
+        *owner = pid;
+    }
     if let Some(pool) = pools.iter().find(|p| p.current_num_threads() == threads) {
         return Ok(pool.clone());
     }

@@ -33,10 +33,11 @@ export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-zec-ci}"
 # Not here: zarr's pipeline suite (its classes name zarr's two pipelines;
 # python/tests/test_pipeline_suite.py runs it against this one). Deselected:
 # a test that monkeypatches zarr's Python shard index, which the
-# pipeline's Rust reads of a LocalStore never consult (python/README.md).
+# pipeline's Rust reads of a LocalStore never consult (python/README.md);
+# --deselect takes node ids relative to pytest's rootdir (python/).
 ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline \
     .venv/bin/python -m pytest -q python/tests/zarr_upstream \
     -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
     --ignore=python/tests/zarr_upstream/tests/test_codec_pipeline_suite.py \
-    --deselect "python/tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[local-start]" \
-    --deselect "python/tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[local-end]"
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[local-start]" \
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[local-end]"

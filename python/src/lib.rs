@@ -10,6 +10,8 @@
 //! codecs. The Python classes (`python/zarrs_extension_codecs/`) decide
 //! byte order and layout, and allocate the output.
 
+mod pipeline;
+
 use std::num::NonZeroUsize;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -436,6 +438,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(split_threads, m)?)?;
     m.add_class::<CastPlan>()?;
+    pipeline::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -26,21 +26,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import zarr
-from zarr.registry import register_codec
+from zarr.registry import register_codec, register_pipeline
 
 from zarrs_extension_codecs._cast_value import CastValue
 from zarrs_extension_codecs._native import __version__
+from zarrs_extension_codecs._pipeline import CodecPipeline, FallbackError, enable_pipeline
 from zarrs_extension_codecs._scale_offset import ScaleOffset
 
 if TYPE_CHECKING:
     from donfig.config_obj import ConfigSet
 
-__all__ = ["CastValue", "ScaleOffset", "__version__", "disable", "enable"]
+__all__ = [
+    "CastValue",
+    "CodecPipeline",
+    "FallbackError",
+    "ScaleOffset",
+    "__version__",
+    "disable",
+    "enable",
+    "enable_pipeline",
+]
 
 # zarr names an implementation by its class's module and qualified name; these
 # are the names the documentation gives (and that pickles refer to).
 ScaleOffset.__module__ = __name__
 CastValue.__module__ = __name__
+CodecPipeline.__module__ = __name__
+register_pipeline(CodecPipeline)
 
 _OURS = {
     "scale_offset": f"{__name__}.ScaleOffset",

@@ -25,10 +25,16 @@ cargo clippy --all-targets --features async,remote -- -D warnings
 # through object_store's HTTP and S3 stores from servers it starts
 # (Starlette under uvicorn, moto; from .venv), and tests/fuzz_replay.rs
 # replays the fuzz corpus.
+# No test may reach the instance metadata service's real address
+# (169.254.169.254): the tests that probe it point AWS_METADATA_ENDPOINT at
+# loopback in child processes with an environment of their own; this keeps
+# any other `s3://` store opened without credentials from asking it.
+export AWS_EC2_METADATA_DISABLED=true
 cargo test --all-targets --features async,remote
 cargo test --doc --features async,remote
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).
 cargo publish --dry-run
-# The Python package (python/): build into .venv, ruff, clippy, pytest.
+# The Python package (python/): one abi3 wheel into .venv (CPython 3.12) and
+# .venv-3.13 (CPython 3.13, from pyenv), ruff, clippy, pytest on both.
 bash scripts/python/test_package.sh

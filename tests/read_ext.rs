@@ -327,7 +327,7 @@ fn a_corrupt_chunk_is_named_by_its_key() {
         .join("fixtures/zarr-python-products/gzip_crc32c_i16.zarr");
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("product.zarr");
-    for entry in walk(&source) {
+    for entry in common::files_under(&source) {
         let to = copy.join(entry.strip_prefix(&source).unwrap());
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(&entry, &to).unwrap();
@@ -361,20 +361,6 @@ fn a_corrupt_chunk_is_named_by_its_key() {
     // A window that does not touch the chunk reads.
     let fine = ArraySubset::new_with_ranges(&[0..16, 0..32]);
     array.retrieve_array_subset_vec::<i16>(&fine).unwrap();
-}
-
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

@@ -492,7 +492,14 @@ fn a_public_bucket_reads_unsigned_with_nothing_in_the_environment() {
         started.elapsed()
     );
     assert!(millis >= probe, "{millis} ms: the probe did not wait");
-    assert!(millis < probe + 4000, "{millis} ms: waited past the probe");
+    // Without the probe's limit, the first request waits for object_store's
+    // own timeout on the metadata service (the options' `timeout`, 10 s):
+    // anything under it shows the limit held, however loaded the machine.
+    let timeout = fast_options().timeout.as_millis();
+    assert!(
+        millis < timeout,
+        "{millis} ms: waited for object_store's timeout ({timeout} ms), not the probe's"
+    );
     drop(silent);
 
     // The same bucket's 403-free read, and on a private bucket the 403

@@ -142,7 +142,7 @@ fn write(dir: &Path, layout: Layout, version: u16) {
     // Starlette's ETag is made of the modification time and the size: a
     // rewrite within its clock's resolution would keep it.
     let later = SystemTime::now() + Duration::from_secs(u64::from(version) * 5);
-    for entry in walk(dir) {
+    for entry in common::files_under(dir) {
         std::fs::File::options()
             .write(true)
             .open(&entry)
@@ -150,20 +150,6 @@ fn write(dir: &Path, layout: Layout, version: u16) {
             .set_modified(later)
             .unwrap();
     }
-}
-
-/// The files under `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// Fail fast: the servers are on this machine.
@@ -175,13 +161,9 @@ fn options() -> RemoteOptions {
     options
 }
 
-/// The S3 settings of moto at `url`.
+/// Options for the moto server at `url`, signed with moto's test keys.
 fn s3_options(url: &str) -> RemoteOptions {
-    options()
-        .with_s3_config("aws_endpoint_url", url)
-        .with_s3_config("aws_region", "us-east-1")
-        .with_s3_config("aws_access_key_id", "testing")
-        .with_s3_config("aws_secret_access_key", "testing")
+    servers::moto_options(options(), url)
 }
 
 /// Upload the shards under `dir` to `bucket`/`prefix` of moto at `url`.
@@ -200,7 +182,7 @@ fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
         .enable_all()
         .build()
         .unwrap();
-    for file in walk(&dir.join("c")) {
+    for file in common::files_under(&dir.join("c")) {
         let key = format!(
             "{prefix}/{}",
             file.strip_prefix(dir).unwrap().to_str().unwrap()
@@ -325,26 +307,31 @@ fn a_server_without_versions_keeps_no_index_and_reads_right() {
 
 /// A server that gives Last-Modified but no ETag: indexes are kept by
 /// Last-Modified and size, reads are conditional on `If-Unmodified-Since`
-/// and checked, and a rewrite (another modification time) is seen.
+/// and checked, and a rewrite (another modification time) is seen. A
+/// server with weak ETags (`W/"..."`) that compares `If-Match` strongly,
+/// as RFC 9110 says (so never matches a weak one), is read the same way:
+/// conditional on `If-Match`, every read would fail.
 #[test]
-fn a_server_with_last_modified_only_keeps_indexes_and_sees_rewrites() {
+fn a_server_with_last_modified_only_or_weak_etags_keeps_indexes_and_sees_rewrites() {
     zarrs_extension_codecs::register_overrides();
-    let root = tempfile::tempdir().unwrap();
-    let layout = LAYOUTS[0];
-    let dir = root.path().join(layout.name());
-    write(&dir, layout, 2);
-    let server = PythonServer::http_with(root.path(), &["--no-etag"]);
-    let url = format!("{}/{}", server.url(), layout.name());
-    let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
-    let array = Array::open(store.clone(), "/").unwrap();
-    assert_reads("Last-Modified, version 2", &array, &inner_window(), 2);
-    store.reset_fetched();
-    let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
-    assert_reads("Last-Modified, version 2", &array, &second, 2);
-    assert_eq!(store.fetched().requests, 1, "{:?}", store.fetched());
-    write(&dir, layout, 3);
-    for window in [inner_window(), second] {
-        assert_reads("Last-Modified, version 3", &array, &window, 3);
+    for flag in ["--no-etag", "--weak-etag"] {
+        let root = tempfile::tempdir().unwrap();
+        let layout = LAYOUTS[0];
+        let dir = root.path().join(layout.name());
+        write(&dir, layout, 2);
+        let server = PythonServer::http_with(root.path(), &[flag]);
+        let url = format!("{}/{}", server.url(), layout.name());
+        let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+        let array = Array::open(store.clone(), "/").unwrap();
+        assert_reads(&format!("{flag}, version 2"), &array, &inner_window(), 2);
+        store.reset_fetched();
+        let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
+        assert_reads(&format!("{flag}, version 2"), &array, &second, 2);
+        assert_eq!(store.fetched().requests, 1, "{flag}: {:?}", store.fetched());
+        write(&dir, layout, 3);
+        for window in [inner_window(), second] {
+            assert_reads(&format!("{flag}, version 3"), &array, &window, 3);
+        }
     }
 }
 
@@ -358,19 +345,79 @@ async fn async_reads_see_a_rewritten_shard_too() {
     let root = tempfile::tempdir().unwrap();
     let layout = LAYOUTS[0];
     let dir = root.path().join(layout.name());
-    write(&dir, layout, 1);
+    // Version 2 has every inner chunk, so its index is kept (one with a
+    // missing chunk is not, and would test no cache); version 3 moves the
+    // inner chunks.
+    write(&dir, layout, 2);
     let server = PythonServer::http(root.path(), 0);
     let url = format!("{}/{}", server.url(), layout.name());
     let store = Arc::new(AsyncRemoteStore::open(&url, &options()).unwrap());
     let array = Array::async_open(store.clone(), "/").await.unwrap();
-    for version in [1, 2] {
-        if version == 2 {
-            write(&dir, layout, 2);
+    for version in [2, 3] {
+        if version == 3 {
+            write(&dir, layout, 3);
         }
         let got: Vec<u16> = array
             .async_retrieve_array_subset_vec(&inner_window())
             .await
             .unwrap();
         assert_eq!(got, values(version, &inner_window()), "version {version}");
+    }
+}
+
+/// A reader served a kept index reads its inner chunks with a later
+/// request; in between, other shards' indexes may push that index out
+/// past the limit (concurrent readers of other shards). The chunk read
+/// must still be conditional on the version of the index it was served: a
+/// shard rewritten since fails with "the object changed" (and the read
+/// path reads once more), never reads the new bytes at the old offsets.
+/// The interleaving is played out here request by request.
+#[test]
+fn a_chunk_read_after_its_index_was_dropped_past_the_limit_is_still_checked() {
+    use zarrs::storage::ReadableStorageTraits;
+    use zarrs::storage::byte_range::ByteRange;
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0]; // no compression, no crc32c, index at the end
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 2);
+    let server = PythonServer::http(root.path(), 0);
+    let url = format!("{}/{}", server.url(), layout.name());
+    let mut options = options();
+    // One index: 4 inner chunks of 16 bytes (offset, length).
+    options.shard_index_cache_bytes = 64;
+    let store = RemoteStore::open(&url, &options).unwrap();
+    let key = |k: &str| k.try_into().unwrap();
+    let index_range = ByteRange::Suffix(64);
+    // Kept, then served from the cache as a reader would be.
+    store
+        .get_partial(&key("c/0/0"), index_range)
+        .unwrap()
+        .unwrap();
+    store.reset_fetched();
+    let index = store
+        .get_partial(&key("c/0/0"), index_range)
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.fetched().requests, 0, "the index is not kept");
+    let entry = |i: usize| u64::from_le_bytes(index[i..i + 8].try_into().unwrap());
+    let (offset, length) = (entry(16), entry(24));
+    // Another shard's index takes the room; the shard is rewritten.
+    store
+        .get_partial(&key("c/0/1"), index_range)
+        .unwrap()
+        .unwrap();
+    write(&dir, layout, 3);
+    let chunk = store.get_partial(&key("c/0/0"), ByteRange::FromStart(offset, Some(length)));
+    match chunk {
+        Err(error) => {
+            let error = error.to_string();
+            assert!(error.contains("the object changed"), "{error}");
+            // What to do when it is not a rewrite but the server.
+            assert!(error.contains("shard_index_cache_bytes to 0"), "{error}");
+        }
+        Ok(bytes) => panic!(
+            "the inner chunk was read from the new version at the old index's offsets: {:?}",
+            bytes.map(|b| b.len())
+        ),
     }
 }

@@ -72,11 +72,7 @@ fn options() -> RemoteOptions {
 
 /// Options for the moto server at `url`, signed with moto's test keys.
 fn s3_options(url: &str) -> RemoteOptions {
-    options()
-        .with_s3_config("aws_endpoint_url", url)
-        .with_s3_config("aws_region", "us-east-1")
-        .with_s3_config("aws_access_key_id", "testing")
-        .with_s3_config("aws_secret_access_key", "testing")
+    servers::moto_options(options(), url)
 }
 
 /// The whole array, then each subset in `NAME.expected.json`, then the
@@ -532,6 +528,22 @@ fn sync_reads_inside_an_async_runtime_are_an_error() {
         .block_on(async { store.get(&"zarr.json".try_into().unwrap()) })
         .unwrap_err();
     assert!(error.to_string().contains("async_store()"), "{error}");
+}
+
+/// A sync store opened and dropped inside an async runtime (a tokio
+/// `main` that opens one and finds it must use `async_store()`): its own
+/// runtime is let go without blocking, not tokio's panic on dropping a
+/// runtime in an async context.
+#[test]
+fn a_sync_store_dropped_inside_an_async_runtime_does_not_panic() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = RemoteStore::open("http://127.0.0.1:9/store.zarr", &options()).unwrap();
+        let _async_store = store.async_store();
+        drop(store);
+    });
 }
 
 #[test]

@@ -10,6 +10,8 @@
 //! codecs. The Python classes (`python/zarrs_extension_codecs/`) decide
 //! byte order and layout, and allocate the output.
 
+mod pipeline;
+
 use std::num::NonZeroUsize;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -93,21 +95,15 @@ fn same_shape(src: &Bound<'_, PyUntypedArray>, out: &Bound<'_, PyUntypedArray>) 
     }
 }
 
-/// Kernel calls running now, from all Python threads together.
+/// Kernel calls that may split their chunk running now, from all Python
+/// threads together.
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
-
-/// When a call last found another one running, in milliseconds since
-/// [`millis_since_epoch`]'s epoch (0: never).
-static LAST_SHARED: AtomicU64 = AtomicU64::new(0);
-
-/// How long after two calls last ran at once a call still does not split.
-const SHARED_FOR: Duration = Duration::from_millis(20);
 
 /// The fewest bytes (of the wider of input and output) a chunk needs for
 /// the crate to split it at all: two parts of its 1 MiB minimum.
 const SPLITTABLE_BYTES: usize = 2 << 20;
 
-/// One kernel call that could split its chunk, counted in [`RUNNING`] while
+/// One kernel call that may split its chunk, counted in [`RUNNING`] while
 /// it lives.
 struct Running {
     counted: bool,
@@ -115,19 +111,18 @@ struct Running {
 
 impl Running {
     /// The number of threads a call over a chunk of `bytes` (the wider side)
-    /// may split it across: `threads` if the caller says, else all the
-    /// cores ([`default_threads`]) when calls come one at a time, and one
-    /// when they overlap or did so lately. Only calls that could split
-    /// count as overlapping (a small chunk, or `threads` given, do not).
+    /// may split it across: `threads` if the caller says; one for a chunk
+    /// under [`SPLITTABLE_BYTES`]; else [`default_threads`] shared evenly
+    /// among the calls of this kind running when this one starts, this one
+    /// included (at least one each).
     ///
     /// Why: callers that already run on several threads (dask, a thread
     /// pool, zarr's pipeline decoding chunks at once) keep the cores busy by
     /// themselves. Splitting their chunks as well only hands parts back and
-    /// forth between the same cores, waking a thread each time, and puts
-    /// twice the chunks in the shared cache at once: two threads decoding
-    /// 8 MiB chunks were 10-20 % slower splitting them than not. "Lately",
-    /// because overlapping callers also take turns: each of two threads
-    /// finds the other one running only about half the time.
+    /// forth between the same cores and puts twice the chunks in the shared
+    /// cache at once: two threads decoding 8 MiB chunks were 10-20 % slower
+    /// splitting them than not. The count is exact when the call starts; a
+    /// call that starts alone keeps its threads if another starts later.
     fn enter(threads: Option<usize>, bytes: usize) -> (Self, usize) {
         if let Some(threads) = threads {
             return (Self { counted: false }, threads);
@@ -137,15 +132,7 @@ impl Running {
         }
         forget_counts_of_parent();
         let running = RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
-        let now = millis_since_epoch();
-        let shared = if running > 1 {
-            LAST_SHARED.store(now, Ordering::Relaxed);
-            true
-        } else {
-            let last = LAST_SHARED.load(Ordering::Relaxed);
-            last != 0 && Duration::from_millis(now.saturating_sub(last)) < SHARED_FOR
-        };
-        let threads = if shared { 1 } else { default_threads() };
+        let threads = (default_threads() / running).max(1);
         (Self { counted: true }, threads)
     }
 }
@@ -161,8 +148,16 @@ impl Drop for Running {
     }
 }
 
-/// The process [`RUNNING`] and [`LAST_SHARED`] count for (set when the
-/// module is loaded).
+/// The number of threads a kernel call without `threads=` over a chunk of
+/// `nbytes` (the wider of input and output) would split it across if it
+/// started now, from this thread ([`Running::enter`]; this call counted as
+/// that one).
+#[pyfunction]
+fn split_threads(nbytes: usize) -> usize {
+    Running::enter(None, nbytes).1
+}
+
+/// The process [`RUNNING`] counts for (set when the module is loaded).
 static COUNTING_FOR: AtomicU32 = AtomicU32::new(0);
 
 /// In a process forked from the one that loaded the module, start the
@@ -178,7 +173,6 @@ fn forget_counts_of_parent() {
             .is_ok()
     {
         RUNNING.store(0, Ordering::Relaxed);
-        LAST_SHARED.store(0, Ordering::Relaxed);
     }
 }
 
@@ -314,9 +308,9 @@ fn with_bytes<T: Send>(
 /// Both arrays have the same dtype (native byte order) and shape and are
 /// C-contiguous; `src` may be `out` itself (in place). `offset` and `scale`
 /// are one element of that dtype each, as bytes in native order (empty for
-/// the identity). Large arrays are split across `threads` threads (default:
-/// [`default_threads`] when calls come one at a time, one while calls from
-/// several threads overlap). Raises `ValueError` for an element whose
+/// the identity). An array of 2 MiB or more is split across `threads`
+/// threads (default: [`default_threads`] shared among the calls running at
+/// once, see [`Running::enter`]). Raises `ValueError` for an element whose
 /// result the dtype cannot hold, an integer that `scale` does not divide,
 /// a zero scale, or mismatched arrays; `TypeError` for a dtype the kernels
 /// do not have.
@@ -390,10 +384,10 @@ impl CastPlan {
     /// Cast `src` into `out`.
     ///
     /// `src` has the plan's source dtype, `out` its target dtype and the
-    /// shape of `src`, both in native byte order and C-contiguous. Large
-    /// arrays are split across `threads` threads (default:
-    /// [`default_threads`] when calls come one at a time, one while calls
-    /// from several threads overlap). Raises `ValueError` for the first
+    /// shape of `src`, both in native byte order and C-contiguous. An array
+    /// of 2 MiB or more (the wider side) is split across `threads` threads
+    /// (default: [`default_threads`] shared among the calls running at once,
+    /// see [`Running::enter`]). Raises `ValueError` for the first
     /// element no rule covers (NaN or infinity into an integer without a
     /// `scalar_map` entry, out of range without `out_of_range`) or
     /// mismatched arrays; `TypeError` for a wrong dtype.
@@ -442,7 +436,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     COUNTING_FOR.store(std::process::id(), Ordering::Relaxed);
     m.add_function(wrap_pyfunction!(scale_offset, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(split_threads, m)?)?;
     m.add_class::<CastPlan>()?;
+    pipeline::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

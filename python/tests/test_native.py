@@ -1,6 +1,7 @@
 """Bad input to the native functions and the classes: an exception of the
 type zarr raises, never a crash or a wrong value; the output layout; the
-async variants off the event loop; the package version."""
+async variants inline or off the event loop by size; which chunks are
+split; the package version."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from chunk_spec import spec
 from zarr.core.buffer import default_buffer_prototype
 
 import zarrs_extension_codecs as zec
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -200,7 +201,7 @@ def test_default_threads_follow_the_environment() -> None:
 def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
     code = (
         "import os, time\n"
-        "from zarrs_extension_codecs import _native\n"
+        "from zarrs_extension_codecs import _calls, _native\n"
         "assert _native.default_threads() >= 2\n"
         "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
         "time.sleep(0.05)"
@@ -208,7 +209,9 @@ def test_default_threads_follow_a_process_pinned_while_it_runs() -> None:
     assert default_threads_with({}, code) == 1
 
 
-def test_async_variants_run_off_the_event_loop() -> None:
+def decode_thread(elements: int) -> bool:
+    """Whether `CastValue`'s async decode of `elements` uint8 values ran
+    on the event loop's thread (checking what it returned)."""
     seen: list[int] = []
 
     class Probe(zec.CastValue):
@@ -217,16 +220,59 @@ def test_async_variants_run_off_the_event_loop() -> None:
             return super()._decode_sync(chunk_array, chunk_spec)
 
     codec = Probe(data_type="uint8")
+    codes = (np.arange(elements) % 251).astype("u1")
 
     async def main() -> tuple[int, np.ndarray]:
         loop_thread = threading.get_ident()
-        out = await codec._decode_single(nd(np.arange(4, dtype="u1")), spec((4,), "float64"))
+        out = await codec._decode_single(nd(codes), spec(codes.shape, "float64"))
         return loop_thread, np.asarray(out.as_ndarray_like())
 
     loop_thread, out = asyncio.run(main())
-    np.testing.assert_array_equal(out, np.arange(4.0))
-    assert seen
-    assert seen[0] != loop_thread
+    np.testing.assert_array_equal(out, codes.astype("float64"))
+    assert len(seen) == 1
+    return seen[0] == loop_thread
+
+
+@pytest.mark.parametrize("elements", [4, 1 << 15, 1 << 20])
+def test_async_variants_run_on_the_calling_thread(elements: int) -> None:
+    assert decode_thread(elements)
+
+
+def test_async_variants_on_a_worker_thread_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the benchmark measures them against.
+    monkeypatch.setattr(_calls, "ON_WORKER_THREAD", True)
+    assert not decode_thread(4)
+
+
+@pytest.mark.parametrize("on_worker_thread", [False, True])
+def test_batches_give_zarrs_chunks_in_order(
+    monkeypatch: pytest.MonkeyPatch, on_worker_thread: bool
+) -> None:
+    monkeypatch.setattr(_calls, "ON_WORKER_THREAD", on_worker_thread)
+    f64 = spec((3, 4), "float64")
+    chunks = [np.arange(12.0).reshape(3, 4) * k for k in (1, 2, 3)]
+    batch = [(nd(chunks[0]), f64), (None, f64), (nd(chunks[1]), f64), (nd(chunks[2]), f64)]
+    codecs = [
+        (zec.ScaleOffset(offset=1, scale=4), zec.ScaleOffset.__bases__[0](offset=1, scale=4)),
+        (zec.CastValue(data_type="int16"), zec.CastValue.__bases__[0](data_type="int16")),
+    ]
+    for ours, theirs in codecs:
+        for method in ("encode", "decode"):
+            got = list(asyncio.run(getattr(ours, method)(batch)))
+            want = list(asyncio.run(getattr(theirs, method)(batch)))
+            assert [g is None for g in got] == [False, True, False, False]
+            for g, w in zip(got, want, strict=True):
+                if w is not None:
+                    assert g.as_ndarray_like().dtype == w.as_ndarray_like().dtype
+                    assert g.as_ndarray_like().tobytes() == w.as_ndarray_like().tobytes()
+
+
+def test_only_large_chunks_are_split() -> None:
+    cpus = _native.default_threads()
+    assert _native.split_threads((2 << 20) - 1) == 1
+    # Called alone: every thread the limit allows.
+    assert _native.split_threads(2 << 20) == cpus
+    assert _native.split_threads(64 << 20) == cpus
 
 
 def test_version_is_the_crates() -> None:

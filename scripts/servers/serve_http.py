@@ -1,7 +1,7 @@
 """Serve a directory over HTTP with Starlette's StaticFiles under uvicorn.
 
     python serve_http.py ROOT [--latency-ms 20] [--require-query NAME=VALUE]
-                         [--no-versions | --no-etag]
+                         [--no-versions | --no-etag | --weak-etag]
 
 A standard server, not one written for a client: single ranges are answered
 with 206, several with multipart/byteranges (RFC 9110), HEAD too. Binds a
@@ -17,7 +17,10 @@ POST /__reset), for counting what a reader fetched.
 NAME=VALUE (a SAS-style token; StaticFiles itself ignores query strings).
 --no-versions strips ETag and Last-Modified from every response (a server
 that gives no object version); --no-etag strips ETag only (a version by
-Last-Modified alone).
+Last-Modified alone). --weak-etag sends every ETag as a weak one (W/"...",
+as servers that transform a file do) and compares If-Match as RFC 9110
+says, strongly: a weak ETag never matches, so any If-Match but * is
+answered 412.
 """
 
 from __future__ import annotations
@@ -58,11 +61,13 @@ class Counting:
         latency: float,
         required: tuple[str, str] | None = None,
         stripped: tuple[bytes, ...] = (),
+        weak_etag: bool = False,
     ) -> None:
         self.app = app
         self.latency = latency
         self.required = required
         self.stripped = stripped
+        self.weak_etag = weak_etag
         self.requests = 0
         self.bytes = 0
 
@@ -95,6 +100,11 @@ class Counting:
             if self.required not in query:
                 await send_status(send, 403)
                 return
+        if self.weak_etag:
+            if_match = dict(scope["headers"]).get(b"if-match")
+            if if_match is not None and if_match.strip() != b"*":
+                await send_status(send, 412)
+                return
 
         async def counting_send(message) -> None:
             if message["type"] == "http.response.body":
@@ -103,6 +113,11 @@ class Counting:
                 message = dict(message)
                 message["headers"] = [
                     (k, v) for k, v in message["headers"] if k.lower() not in self.stripped
+                ]
+            if message["type"] == "http.response.start" and self.weak_etag:
+                message = dict(message)
+                message["headers"] = [
+                    (k, b"W/" + v if k.lower() == b"etag" else v) for k, v in message["headers"]
                 ]
             await send(message)
 
@@ -116,6 +131,7 @@ def main() -> None:
     parser.add_argument("--require-query", default=None)
     parser.add_argument("--no-versions", action="store_true")
     parser.add_argument("--no-etag", action="store_true")
+    parser.add_argument("--weak-etag", action="store_true")
     args = parser.parse_args()
     required = None
     if args.require_query is not None:
@@ -128,7 +144,7 @@ def main() -> None:
     stripped = (
         (b"etag", b"last-modified") if args.no_versions else (b"etag",) if args.no_etag else ()
     )
-    app = Counting(files, args.latency_ms / 1000, required, stripped)
+    app = Counting(files, args.latency_ms / 1000, required, stripped, args.weak_etag)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit this on Linux: without it, a response written

@@ -14,12 +14,20 @@ use super::redact::{Redactor, redact_url};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
 
-/// S3 settings whose values are credentials: never printed.
+/// S3 settings whose values are credentials (or an SSE-C encryption key):
+/// never printed.
 pub(super) fn is_credential_setting(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    ["secret", "token", "access_key", "key_id", "password"]
-        .iter()
-        .any(|part| name.contains(part))
+    [
+        "secret",
+        "token",
+        "access_key",
+        "key_id",
+        "password",
+        "customer_key",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
 }
 
 /// The store behind a URL, and what it must never print.
@@ -160,4 +168,35 @@ pub(super) fn object_store(
         redactor,
         signing: Some(signing),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// object_store's S3 setting names (both spellings) whose values are
+    /// secrets, and some that are not.
+    #[test]
+    fn credential_settings() {
+        for name in [
+            "aws_access_key_id",
+            "access_key_id",
+            "aws_secret_access_key",
+            "aws_session_token",
+            "aws_token",
+            "AWS_SESSION_TOKEN",
+            "aws_sse_customer_key_base64",
+            "sse_customer_key_base64",
+        ] {
+            assert!(is_credential_setting(name), "{name}");
+        }
+        for name in [
+            "aws_region",
+            "aws_endpoint_url",
+            "aws_bucket",
+            "aws_skip_signature",
+        ] {
+            assert!(!is_credential_setting(name), "{name}");
+        }
+    }
 }

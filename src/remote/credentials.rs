@@ -4,8 +4,11 @@
 //! An explicit choice wins, first to last: [`RemoteOptions::anonymous`],
 //! `aws_skip_signature` in [`RemoteOptions::s3_config`], the
 //! `AWS_SKIP_SIGNATURE` variable. `true` sends requests unsigned; `false`
-//! signs them with the first credentials of the chain below (and fails at
-//! open if there are none). With no explicit choice, the chain decides, and
+//! signs them with the first credentials of the chain below: with none
+//! before the instance metadata service, that service is asked at every
+//! request (with object_store's timeouts and retries; open cannot know
+//! whether it will answer), and with it disabled too, open fails. With no
+//! explicit choice, the chain decides, and
 //! a store with no credentials anywhere sends requests unsigned (a public
 //! bucket reads with default options):
 //!

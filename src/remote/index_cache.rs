@@ -14,6 +14,12 @@
 //! that key conditional on the version (see
 //! [`AsyncRemoteStore`](super::AsyncRemoteStore)), so an index kept from
 //! an older version is never paired with chunks of a newer one.
+//!
+//! Past the limit, the oldest indexes are dropped but their versions are
+//! kept a while longer ([`VERSION_ONLY_BYTES`] each, within a tenth of the
+//! limit or [`VERSIONS_ONLY_AT_LEAST`] versions): a reader that was served an index just before it was dropped
+//! reads its inner chunks after, and those reads must still be
+//! conditional on the version of that index.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -92,10 +98,18 @@ pub(crate) fn start_index_len(metadata: &[u8]) -> Option<u64> {
     chunks.checked_mul(16)?.checked_add(checksum)
 }
 
+/// What one version kept without its ranges is counted as (the key, the
+/// version and the map's own share, about).
+const VERSION_ONLY_BYTES: usize = 256;
+
+/// Versions kept without their ranges however small the limit.
+const VERSIONS_ONLY_AT_LEAST: usize = 256;
+
 /// What is kept of one object.
 struct Entry {
     /// The version the ranges were read from.
     meta: ObjectMeta,
+    /// Empty once dropped past the limit: the version alone is kept.
     ranges: Vec<(ByteRange, Bytes)>,
     bytes: usize,
 }
@@ -106,11 +120,17 @@ pub(crate) struct IndexCache {
     /// the array's key prefix (`""` at the root, `"a/b/"`).
     start_indexes: HashMap<String, u64>,
     limit: usize,
+    /// Bytes of the ranges kept.
     bytes: usize,
+    /// Bytes counted for versions kept without their ranges, at most
+    /// [`Self::version_limit`].
+    version_bytes: usize,
     entries: HashMap<String, Entry>,
-    /// Keys in the order their entries were made (may hold keys dropped
+    /// Keys in the order their ranges were kept (may hold keys dropped
     /// since, skipped when met).
     order: VecDeque<String>,
+    /// Keys whose ranges were dropped, oldest first (likewise).
+    versions_only: VecDeque<String>,
 }
 
 impl IndexCache {
@@ -120,8 +140,10 @@ impl IndexCache {
             start_indexes: HashMap::new(),
             limit,
             bytes: 0,
+            version_bytes: 0,
             entries: HashMap::new(),
             order: VecDeque::new(),
+            versions_only: VecDeque::new(),
         }
     }
 
@@ -170,7 +192,8 @@ impl IndexCache {
             .map(|(_, bytes)| bytes.clone())
     }
 
-    /// The version of `key` that is kept, if any.
+    /// The version of `key` that is kept, if any (also after its ranges
+    /// were dropped past the limit).
     pub(crate) fn version(&self, key: &str) -> Option<ObjectMeta> {
         self.entries.get(key).map(|e| e.meta.clone())
     }
@@ -178,7 +201,11 @@ impl IndexCache {
     /// Forget `key` (it changed).
     pub(crate) fn remove(&mut self, key: &str) {
         if let Some(entry) = self.entries.remove(key) {
-            self.bytes -= entry.bytes;
+            if entry.ranges.is_empty() {
+                self.version_bytes -= VERSION_ONLY_BYTES;
+            } else {
+                self.bytes -= entry.bytes;
+            }
         }
     }
 
@@ -196,16 +223,24 @@ impl IndexCache {
         if !has_version(meta) || bytes.len() > self.limit {
             return;
         }
-        if !self.entries.contains_key(key) {
-            self.entries.insert(
-                key.to_string(),
-                Entry {
-                    meta: meta.clone(),
-                    ranges: Vec::new(),
-                    bytes: 0,
-                },
-            );
-            self.order.push_back(key.to_string());
+        match self.entries.get(key) {
+            None => {
+                self.entries.insert(
+                    key.to_string(),
+                    Entry {
+                        meta: meta.clone(),
+                        ranges: Vec::new(),
+                        bytes: 0,
+                    },
+                );
+                self.order.push_back(key.to_string());
+            }
+            // Kept without ranges: it has them again.
+            Some(entry) if entry.ranges.is_empty() => {
+                self.version_bytes -= VERSION_ONLY_BYTES;
+                self.order.push_back(key.to_string());
+            }
+            Some(_) => {}
         }
         let entry = self.entries.get_mut(key).expect("made above");
         // Two readers that missed the same range at once both insert it:
@@ -221,28 +256,64 @@ impl IndexCache {
         self.evict(key);
     }
 
-    /// Drop the oldest entries other than `keep` until within the limit.
+    /// Bytes of versions kept without their ranges: a tenth of the limit,
+    /// or [`VERSIONS_ONLY_AT_LEAST`] versions.
+    fn version_limit(&self) -> usize {
+        (self.limit / 10).max(VERSIONS_ONLY_AT_LEAST * VERSION_ONLY_BYTES)
+    }
+
+    /// Drop the ranges of the oldest entries other than `keep` until
+    /// within the limit, keeping their versions (the oldest of those
+    /// dropped past a tenth of the limit).
     fn evict(&mut self, keep: &str) {
-        while self.bytes > self.limit {
+        // Each key in the queue is looked at once at most: `keep` goes
+        // back in, and may be all that is left (entries kept as versions
+        // alone are not in the queue).
+        let mut to_look_at = self.order.len();
+        while self.bytes > self.limit && to_look_at > 0 {
+            to_look_at -= 1;
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
             if oldest == keep {
                 self.order.push_back(oldest);
-                if self.entries.len() == 1 {
-                    break;
-                }
                 continue;
             }
-            self.remove(&oldest);
+            let Some(entry) = self.entries.get_mut(&oldest) else {
+                continue;
+            };
+            if entry.ranges.is_empty() {
+                continue;
+            }
+            entry.ranges = Vec::new();
+            self.bytes -= std::mem::take(&mut entry.bytes);
+            self.version_bytes += VERSION_ONLY_BYTES;
+            self.versions_only.push_back(oldest);
         }
-        // Keys of dropped entries pile up in `order`: drop them now and
-        // then, so that it stays about as long as the map.
-        if self.order.len() > 2 * self.entries.len() + 16 {
+        while self.version_bytes > self.version_limit() {
+            let Some(oldest) = self.versions_only.pop_front() else {
+                break;
+            };
+            if self
+                .entries
+                .get(&oldest)
+                .is_some_and(|e| e.ranges.is_empty())
+            {
+                self.remove(&oldest);
+            }
+        }
+        // Keys of dropped entries pile up in the queues: drop them now
+        // and then, so that they stay about as long as the map.
+        if self.order.len() + self.versions_only.len() > 2 * self.entries.len() + 16 {
             let entries = &self.entries;
             let mut seen = std::collections::HashSet::new();
-            self.order
-                .retain(|k| entries.contains_key(k) && seen.insert(k.clone()));
+            self.order.retain(|k| {
+                entries.get(k).is_some_and(|e| !e.ranges.is_empty()) && seen.insert(k.clone())
+            });
+            let mut seen = std::collections::HashSet::new();
+            self.versions_only.retain(|k| {
+                entries.get(k).is_some_and(|e| e.ranges.is_empty()) && seen.insert(k.clone())
+            });
         }
     }
 
@@ -316,7 +387,68 @@ mod tests {
             cache.insert(&key, suffix, &bytes(40, 0), &meta(Some(&key), 500));
             cache.remove(&key);
         }
-        assert!(cache.order.len() <= 2 * cache.entries.len() + 17);
+        assert!(cache.order.len() + cache.versions_only.len() <= 2 * cache.entries.len() + 17);
+    }
+
+    /// One key's ranges alone past the limit, with another key kept as
+    /// its version only: eviction stops (it went round for ever).
+    #[test]
+    fn one_key_past_the_limit_beside_a_version_alone() {
+        let mut cache = IndexCache::new(100);
+        cache.insert(
+            "a",
+            ByteRange::Suffix(40),
+            &bytes(40, 0),
+            &meta(Some("a"), 500),
+        );
+        cache.insert(
+            "b",
+            ByteRange::Suffix(80),
+            &bytes(80, 0),
+            &meta(Some("b"), 500),
+        );
+        assert!(cache.get("a", ByteRange::Suffix(40)).is_none());
+        let prefix = ByteRange::FromStart(0, Some(80));
+        cache.insert("b", prefix, &bytes(80, 0), &meta(Some("b"), 500));
+        assert!(cache.get("b", prefix).is_some());
+        assert_eq!(cache.bytes(), 160);
+        assert!(cache.version("a").is_some());
+    }
+
+    /// A reader served an index just before it is dropped past the limit
+    /// reads its inner chunks after: they must still be conditional on
+    /// that index's version, so the version outlives the bytes.
+    #[test]
+    fn versions_outlive_indexes_dropped_past_the_limit() {
+        let mut cache = IndexCache::new(100);
+        let suffix = ByteRange::Suffix(40);
+        for key in ["a", "b", "c"] {
+            cache.insert(key, suffix, &bytes(40, 0), &meta(Some(key), 500));
+        }
+        assert!(cache.get("a", suffix).is_none());
+        assert_eq!(cache.version("a").unwrap().e_tag.as_deref(), Some("a"));
+        // Kept again, the same version: its bytes count again.
+        cache.insert("a", suffix, &bytes(40, 0), &meta(Some("a"), 500));
+        assert!(cache.get("a", suffix).is_some());
+        assert!(cache.get("b", suffix).is_none());
+        assert_eq!(cache.version("b").unwrap().e_tag.as_deref(), Some("b"));
+        assert_eq!(cache.bytes(), 80);
+        // Another version drops the kept one.
+        cache.insert("b", suffix, &bytes(40, 0), &meta(Some("b2"), 500));
+        assert_eq!(cache.version("b").unwrap().e_tag.as_deref(), Some("b2"));
+        // Versions alone are bounded too.
+        for i in 0..10_000 {
+            let key = format!("k{i}");
+            cache.insert(&key, suffix, &bytes(40, 0), &meta(Some(&key), 500));
+        }
+        assert!(cache.version("k0").is_none());
+        assert!(cache.version("k9990").is_some());
+        assert!(cache.entries.len() <= VERSIONS_ONLY_AT_LEAST + 3);
+        assert_eq!(
+            cache.version_bytes,
+            VERSIONS_ONLY_AT_LEAST * VERSION_ONLY_BYTES
+        );
+        assert!(cache.order.len() + cache.versions_only.len() <= 2 * cache.entries.len() + 17);
     }
 
     #[test]

@@ -43,13 +43,15 @@
 //!
 //! Shard indexes are kept (up to [`RemoteOptions::shard_index_cache_bytes`],
 //! 64 MiB by default), so a window of a shard seen before costs its inner
-//! chunks' requests only. They cannot go stale: each keeps the version
-//! (ETag, else Last-Modified) of its shard, and later reads of the shard
+//! chunks' requests only. Each keeps the version (ETag, else
+//! Last-Modified) of its shard, and later reads of the shard
 //! are conditional on it. A shard rewritten while the store is open fails
 //! the read that finds it with an error containing "the object changed
 //! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
 //! (with the new index), zarrs' own `retrieve_*` methods return the error.
+//! What this does not cover (two reads of one rewritten shard at once, a
+//! rewrite within Last-Modified's second) is in `docs/stores-and-remote.md`.
 //!
 //! No message shows a secret: a URL's user-info and query string (a
 //! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in
@@ -100,7 +102,9 @@ pub struct RemoteOptions {
     /// Time allowed for connecting. Default 5 s.
     pub connect_timeout: Duration,
     /// `s3://` only: send requests unsigned (`Some(true)`), signed
-    /// (`Some(false)`: an error at open if no credentials are found), or
+    /// (`Some(false)`: with no credentials before the instance metadata
+    /// service, that service signs them, and with it disabled by
+    /// `AWS_EC2_METADATA_DISABLED`, open fails), or
     /// let `aws_skip_signature` in `s3_config`, `AWS_SKIP_SIGNATURE` or the
     /// credentials found decide (`None`, the default: signed when
     /// credentials are found, else unsigned).
@@ -191,12 +195,28 @@ pub fn open_url(url: &str) -> Result<RemoteStore, RemoteError> {
     RemoteStore::open(url, &RemoteOptions::default())
 }
 
-/// Runs the adapter's futures on the store's runtime.
-struct TokioBlockOn(tokio::runtime::Runtime);
+/// Runs the adapter's futures on the store's runtime (always `Some`; taken
+/// only when dropped).
+struct TokioBlockOn(Option<tokio::runtime::Runtime>);
 
 impl AsyncToSyncBlockOn for TokioBlockOn {
     fn block_on<F: core::future::Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
+        self.0
+            .as_ref()
+            .expect("the runtime is taken only on drop")
+            .block_on(future)
+    }
+}
+
+impl Drop for TokioBlockOn {
+    /// Dropped inside an async runtime, a runtime waiting for its threads
+    /// would block that runtime, and tokio panics: let them go instead.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -245,7 +265,7 @@ impl RemoteStore {
                 source,
             })?;
         Ok(Self {
-            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(runtime)),
+            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(Some(runtime))),
             store,
         })
     }

@@ -17,8 +17,9 @@
 //! seen before costs its inner chunks only. Each kept index keeps the
 //! version (ETag, else Last-Modified and size) of the response that carried
 //! it, and every later ranged read of that key is conditional on it
-//! (`If-Match`, else `If-Unmodified-Since`) and checked against the version
-//! the response shows. A changed object (412, or another version) drops
+//! (`If-Match`, else `If-Unmodified-Since`; a weak ETag, which `If-Match`
+//! never matches, goes by `If-Unmodified-Since` too) and checked against
+//! the version the response shows. A changed object (412, or another version) drops
 //! the key's index and fails the read with [`OBJECT_CHANGED`] in its
 //! message, on which the crate's read path reads once more (and then reads
 //! the new index). A server that gives no version gets nothing kept.
@@ -233,8 +234,16 @@ impl AsyncRemoteStore {
         let mut options = GetOptions::new().with_range(Some(range));
         if let Some(known) = known {
             options = match &known.e_tag {
-                Some(e_tag) => options.with_if_match(Some(e_tag.clone())),
-                None => options.with_if_unmodified_since(Some(known.last_modified)),
+                // If-Match compares ETags strongly (RFC 9110 13.1.1): a
+                // weak one never matches, so it would fail every read.
+                Some(e_tag) if !e_tag.starts_with("W/") => {
+                    options.with_if_match(Some(e_tag.clone()))
+                }
+                _ if known.last_modified.timestamp_nanos_opt() != Some(0) => {
+                    options.with_if_unmodified_since(Some(known.last_modified))
+                }
+                // A weak ETag alone: checked on the response below.
+                _ => options,
             };
         }
         let result = match self.store.get_opts(path, options).await {
@@ -272,7 +281,7 @@ impl AsyncRemoteStore {
                     indexes.remove(key.as_str());
                 }
                 Some(StorageError::Other(format!(
-                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one",
+                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one (if this repeats for objects that do not change, the server gives one object several versions, as servers behind a load balancer can: set RemoteOptions::shard_index_cache_bytes to 0)",
                     self.key_url(key),
                     self.redactor.text(&how)
                 )))

@@ -266,3 +266,17 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Every file under `dir`, in no particular order.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

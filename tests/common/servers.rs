@@ -110,3 +110,16 @@ impl Drop for PythonServer {
 pub fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
+
+/// `options` for the moto server at `url`: its endpoint and region, signed
+/// with moto's test keys.
+pub fn moto_options(
+    options: zarrs_extension_codecs::remote::RemoteOptions,
+    url: &str,
+) -> zarrs_extension_codecs::remote::RemoteOptions {
+    options
+        .with_s3_config("aws_endpoint_url", url)
+        .with_s3_config("aws_region", "us-east-1")
+        .with_s3_config("aws_access_key_id", "testing")
+        .with_s3_config("aws_secret_access_key", "testing")
+}

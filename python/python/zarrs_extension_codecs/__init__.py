@@ -26,22 +26,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import zarr
-from zarr.registry import register_codec
+from zarr.registry import register_codec, register_pipeline
 
 from zarrs_extension_codecs._cast_value import CastValue
 from zarrs_extension_codecs._native import __version__
-from zarrs_extension_codecs._outputs import forget_all as _forget_all
+from zarrs_extension_codecs._pipeline import CodecPipeline, FallbackError, enable_pipeline
 from zarrs_extension_codecs._scale_offset import ScaleOffset
 
 if TYPE_CHECKING:
     from donfig.config_obj import ConfigSet
 
-__all__ = ["CastValue", "ScaleOffset", "__version__", "disable", "enable", "release_memory"]
+__all__ = [
+    "CastValue",
+    "CodecPipeline",
+    "FallbackError",
+    "ScaleOffset",
+    "__version__",
+    "disable",
+    "enable",
+    "enable_pipeline",
+]
 
 # zarr names an implementation by its class's module and qualified name; these
 # are the names the documentation gives (and that pickles refer to).
 ScaleOffset.__module__ = __name__
 CastValue.__module__ = __name__
+CodecPipeline.__module__ = __name__
+register_pipeline(CodecPipeline)
 
 _OURS = {
     "scale_offset": f"{__name__}.ScaleOffset",
@@ -83,15 +94,3 @@ def enable() -> ConfigSet:
 def disable() -> ConfigSet:
     """Select zarr's own `ScaleOffset` and `CastValue` again."""
     return zarr.config.set({f"codecs.{name}": cls for name, cls in _ZARRS.items()})
-
-
-def release_memory() -> None:
-    """Let go of the chunk arrays kept for reuse.
-
-    The codecs keep the last few arrays they returned (at most 4 arrays and
-    128 MiB, only arrays of 1 MiB or more), to write later chunks into once
-    nothing else refers to them: memory that is already mapped is several
-    times faster to write than new memory. They are freed by this call, or
-    replaced as the codecs return newer ones.
-    """
-    _forget_all()

@@ -2,7 +2,8 @@
 
 The kernels read and write C-contiguous memory in native byte order. These
 helpers bring any array zarr hands a codec into that shape with at most one
-pass, and give the result the byte order zarr's own classes give it.
+pass, and give the result the byte order zarr's own classes give it. The
+input is only ever read: every result is a new array.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from zarrs_extension_codecs._outputs import new_output, returned
 
 Array = npt.NDArray[Any]
 
@@ -32,8 +31,8 @@ def as_kernel_input(arr: Array) -> Array:
 
 
 def to_byte_order(out: Array, dtype: np.dtype[Any]) -> Array:
-    """`out` (native byte order, just written) as `dtype`, swapping its
-    bytes in place if `dtype` is not native."""
+    """`out` (native byte order, just written, the codec's own) as `dtype`,
+    swapping its bytes in place if `dtype` is not native."""
     if dtype.isnative:
         return out
     return out.byteswap(inplace=True).view(dtype)
@@ -45,22 +44,20 @@ def elementwise(
     run: Callable[[Array, Array], None],
     *,
     in_place_ok: bool,
-    consumable: bool = False,
 ) -> Array:
-    """Run the elementwise kernel `run(src, out)` over `arr`, into one
-    output array of `out_dtype` and `arr`'s shape (`new_output`: new, or
-    recycled), kept for reuse once the caller is done with it
-    (`consumable`: the next decode may take it over; see `_outputs`).
+    """Run the elementwise kernel `run(src, out)` over `arr`, into one new
+    array of `out_dtype` and `arr`'s shape, and return it.
 
     A Fortran-ordered array is processed as its (C-ordered) transpose and
     the result transposed back, so that no copy is needed. Otherwise an
-    array the kernels cannot read directly is first copied into the output
-    (when `in_place_ok`, i.e. the types match; then the kernel runs in
-    place) or into one contiguous temporary.
+    array the kernels cannot read directly is first copied into the new
+    output (when `in_place_ok`, i.e. the types match; then the kernel runs
+    in place there) or into one contiguous temporary. `arr` is never
+    written.
     """
     if arr.ndim > 1 and arr.flags.f_contiguous and not arr.flags.c_contiguous:
         return elementwise(arr.T, out_dtype, run, in_place_ok=in_place_ok).T
-    out = new_output(arr.shape, native(out_dtype))
+    out = np.empty(arr.shape, dtype=native(out_dtype))
     if arr.flags.c_contiguous and arr.dtype.isnative:
         run(arr, out)
     elif in_place_ok:
@@ -69,6 +66,4 @@ def elementwise(
         run(out, out)
     else:
         run(as_kernel_input(arr), out)
-    result = to_byte_order(out, out_dtype)
-    returned(out, consumable=consumable and result is out)
-    return result
+    return to_byte_order(out, out_dtype)

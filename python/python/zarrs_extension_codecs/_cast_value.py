@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.codecs.cast_value import CastValue as _ZarrCastValue
 
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
 
@@ -73,14 +72,11 @@ class CastValue(_ZarrCastValue):
     A drop-in subclass of `zarr.codecs.CastValue`: the same constructor,
     attributes, `to_dict` and validation (inherited), and bit-identical
     chunks and fill values, without needing cast-value-rs. Casting runs the
-    crate's kernels with the GIL released, into one output array (new, or
-    one of the package's earlier outputs that nothing refers to any more);
-    a large chunk is split across cores. The async variants run on a worker
-    thread, never on zarr's event loop.
-
-    The buffer a decode returns is consumed by the `ScaleOffset` decode it
-    is passed to (decoded in place, see `ScaleOffset`), as zarr's pipelines
-    pass it on.
+    crate's kernels with the GIL released, into one new array; the chunk
+    given is never written. A large chunk is split across cores. The async
+    methods run on the calling thread, as zarr's do (see `_calls`). A chunk
+    that is not a numpy array goes to zarr's own `_encode_sync` /
+    `_decode_sync`.
     """
 
     def _cast(self, arr: Array, target: np.dtype[Any], direction: str) -> Array:
@@ -100,15 +96,7 @@ class CastValue(_ZarrCastValue):
                 self.out_of_range,
                 self._get_scalar_map(direction),
             )
-        # A decode's output goes on to `ScaleOffset`'s decode, which may work
-        # in place in it.
-        return elementwise(
-            arr,
-            target,
-            lambda src, out: plan.cast(src, out),
-            in_place_ok=False,
-            consumable=direction == "decode",
-        )
+        return elementwise(arr, target, lambda src, out: plan.cast(src, out), in_place_ok=False)
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
         target = self.dtype.to_native_dtype()
@@ -116,24 +104,32 @@ class CastValue(_ZarrCastValue):
         cast_fill = self._cast(fill, target, "encode")
         return replace(chunk_spec, dtype=self.dtype, fill_value=target.type(cast_fill[0]))
 
-    def _encode_sync(self, chunk_array: NDBuffer, _chunk_spec: ArraySpec) -> NDBuffer | None:
-        result = self._cast(
-            chunk_array.as_ndarray_like(),
-            self.dtype.to_native_dtype(),
-            "encode",
-        )
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._encode_sync(chunk_array, chunk_spec)
+        result = self._cast(arr, self.dtype.to_native_dtype(), "encode")
         return chunk_array.__class__.from_ndarray_like(result)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        result = self._cast(
-            chunk_array.as_ndarray_like(),
-            chunk_spec.dtype.to_native_dtype(),
-            "decode",
-        )
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._decode_sync(chunk_array, chunk_spec)
+        result = self._cast(arr, chunk_spec.dtype.to_native_dtype(), "decode")
         return chunk_array.__class__.from_ndarray_like(result)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
+
+    async def decode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
+
+    async def encode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

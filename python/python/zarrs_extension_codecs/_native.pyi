@@ -6,6 +6,7 @@ import numpy.typing as npt
 __version__: str
 
 def default_threads() -> int: ...
+def split_threads(nbytes: int) -> int: ...
 def scale_offset(
     encode: bool,
     src: npt.NDArray[Any],

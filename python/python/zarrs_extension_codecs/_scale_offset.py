@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from zarr.codecs.scale_offset import ScaleOffset as _ZarrScaleOffset
 
-from zarrs_extension_codecs import _native
+from zarrs_extension_codecs import _calls, _native
 from zarrs_extension_codecs import _per_codec as per_codec
 from zarrs_extension_codecs._arrays import Array, elementwise, native
-from zarrs_extension_codecs._outputs import take_over
 
 if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
@@ -25,17 +24,10 @@ class ScaleOffset(_ZarrScaleOffset):
     A drop-in subclass of `zarr.codecs.ScaleOffset`: the same constructor,
     attributes, `to_dict`, validation and fill value handling (inherited),
     and bit-identical chunks. Encoding and decoding run the crate's kernels
-    in one pass, with the GIL released, into one output array (new, or one
-    of the package's earlier outputs that nothing refers to any more); a
-    large chunk is split across cores. The async variants run on a worker
-    thread, never on zarr's event loop.
-
-    A decode of the array that this package's `CastValue` decode has just
-    returned, as zarr's pipelines pass it on, runs in place in that array
-    when nothing else refers to it: the buffer passed in is then consumed
-    and returned (and, if the decode fails part way, left part decoded).
-    Keep a copy of such a buffer if you call the codecs yourself and need
-    it afterwards.
+    in one pass, with the GIL released, into one new array; the chunk given
+    is never written. A large chunk is split across cores. The async
+    methods run on the calling thread, as zarr's do (see `_calls`). A chunk
+    that is not a numpy array goes to zarr's own arithmetic.
     """
 
     def _scalars(self, zdtype: ZDType[TBaseDType, TBaseScalar], arr: Array) -> tuple[bytes, bytes]:
@@ -65,8 +57,8 @@ class ScaleOffset(_ZarrScaleOffset):
             np.asarray(zdtype.from_json_scalar(self.scale, zarr_format=3), dtype=dtype).tobytes(),
         )
 
-    def _apply(self, encode: bool, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        arr = np.asarray(chunk_array.as_ndarray_like())
+    def _apply(self, encode: bool, arr: Array, chunk_spec: ArraySpec) -> NDBuffer:
+        arr = np.asarray(arr)
         offset, scale = self._scalars(chunk_spec.dtype, arr)
 
         def run(src: Array, out: Array) -> None:
@@ -76,19 +68,29 @@ class ScaleOffset(_ZarrScaleOffset):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(result)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        # Before anything here refers to the array (see `take_over`).
-        owned = take_over(chunk_array)
-        if owned is None:
-            return self._apply(False, chunk_array, chunk_spec)
-        offset, scale = self._scalars(chunk_spec.dtype, owned)
-        _native.scale_offset(False, owned, owned, offset, scale)
-        return chunk_array
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._decode_sync(chunk_array, chunk_spec)
+        return self._apply(False, arr, chunk_spec)
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return self._apply(True, chunk_array, chunk_spec)
+        arr = _calls.numpy_chunk(chunk_array)
+        if arr is None:
+            return super()._encode_sync(chunk_array, chunk_spec)
+        return self._apply(True, arr, chunk_spec)
 
     async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await asyncio.to_thread(self._decode_sync, chunk_array, chunk_spec)
+        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await asyncio.to_thread(self._encode_sync, chunk_array, chunk_spec)
+        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
+
+    async def decode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
+
+    async def encode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

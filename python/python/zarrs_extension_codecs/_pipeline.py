@@ -1,0 +1,662 @@
+"""`CodecPipeline`: zarr-python's chunk reads and writes run by zarrs, through
+the Rust crate's codecs, with the GIL released and the chunks of a read in
+parallel.
+
+zarr builds one pipeline per array (`from_array_metadata_and_store`). This
+one hands the array's ``zarr.json`` to zarrs (`_native.ChunkArray`) and
+keeps zarr's own `BatchedCodecPipeline`, with this package's `ScaleOffset`
+and `CastValue`, for what zarrs is not given:
+
+- reads: chunks of a `LocalStore` are read by Rust from their files; any
+  other store's chunks are fetched through zarr's async store API
+  (concurrently, `async.concurrency` at a time) and decoded by Rust. A basic
+  selection (slices of step 1, integers) is decoded straight into zarr's
+  output, one call per read; any other (steps, integer or boolean arrays)
+  is decoded into a temporary, one call per read, and numpy picks the
+  elements from it.
+- writes: chunks are encoded by Rust and stored through zarr's store API
+  (read-modify-write for partial chunks) where zarrs writes the same bytes
+  as zarr (see `_BYTE_IDENTICAL`); other chains are written by zarr's own
+  pipeline.
+- what zarrs cannot open (a codec it does not have, a data type without a
+  fixed size, Zarr v2 metadata), an output that is not a numpy array (GPU
+  buffers), chunk keys it cannot parse, and the inner pipelines zarr's
+  sharding codec makes: zarr's own pipeline. Logged once at debug level;
+  with ``zarr.config.set({"codec_pipeline.fallback": "raise"})`` (or
+  ``ZARR_CODEC_PIPELINE__FALLBACK=raise``) a `FallbackError` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import zarr
+from zarr.abc.codec import CodecPipeline as _CodecPipeline
+from zarr.abc.codec import GetResult
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.chunk_utils import chunk_is_empty
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.metadata.v3 import ArrayV3Metadata
+from zarr.storage import LocalStore
+from zarr.storage._common import StorePath
+
+from zarrs_extension_codecs._native import ChunkArray, pipeline_threads
+from zarrs_extension_codecs._pipeline_codecs import with_our_classes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Self
+
+    from zarr.abc.codec import Codec
+    from zarr.abc.store import ByteGetter, Store
+    from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer, NDBuffer
+    from zarr.core.dtype.wrapper import TBaseDType, TBaseScalar, ZDType
+    from zarr.core.indexing import SelectorTuple
+    from zarr.core.metadata import ArrayMetadata
+    from zarr.core.metadata.v3 import ChunkGridMetadata
+
+    BatchInfo = tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]
+
+__all__ = ["CodecPipeline", "FallbackError", "enable_pipeline"]
+
+log = logging.getLogger(__name__)
+
+# Codecs whose zarrs encode gives the bytes zarr's gives (checked by
+# python/tests/test_pipeline_write.py): chains of these alone are written by
+# Rust. Compressors (blosc, zstd, gzip) and sharding are not here: their
+# libraries or shard layouts may differ from numcodecs' and zarr's.
+_BYTE_IDENTICAL = frozenset({"bytes", "transpose", "crc32c", "scale_offset", "cast_value"})
+
+# Chunks decoded into one temporary at a time, for selections that are not
+# basic: at most this many bytes.
+_TEMPORARY_BYTES = 256 << 20
+
+
+class FallbackError(RuntimeError):
+    """Raised instead of using zarr's own pipeline, when
+    ``codec_pipeline.fallback`` is ``"raise"``."""
+
+
+def _fallback(reason: str) -> None:
+    """Note that zarr's pipeline does this call, or raise if asked to."""
+    if str(zarr.config.get("codec_pipeline.fallback", "allow")).lower() == "raise":
+        raise FallbackError(f"zarrs_extension_codecs.CodecPipeline: {reason}")
+    log.debug("zarr's own pipeline: %s", reason)
+
+
+def _threads() -> int:
+    workers = zarr.config.get("threading.max_workers", None)
+    return pipeline_threads(int(workers) if workers else None)
+
+
+def _names(codecs: Iterable[Any]) -> set[str]:
+    names: set[str] = set()
+    for codec in codecs:
+        d = codec if isinstance(codec, dict) else codec.to_dict()
+        names.add(str(d.get("name")))
+        inner = (d.get("configuration") or {}).get("codecs")
+        if isinstance(inner, (list, tuple)):
+            names |= _names(inner)
+            names.add("sharding_indexed")
+    return names
+
+
+@dataclass(frozen=True)
+class _Native:
+    """What zarrs was given of one array."""
+
+    metadata: ArrayV3Metadata
+    json: str
+    store: Store
+    dtype: np.dtype[Any]
+    writes: bool
+    sharded: bool
+    arrays: dict[str, ChunkArray] = field(default_factory=dict)
+    detached: list[ChunkArray] = field(default_factory=list)
+
+    def array(self, prefix: str | None) -> ChunkArray:
+        """The zarrs array reading from the array's directory at `prefix`,
+        or (`None`) from bytes handed in."""
+        if prefix is None:
+            if not self.detached:
+                self.detached.append(ChunkArray(self.json))
+            return self.detached[0]
+        found = self.arrays.get(prefix)
+        if found is None:
+            assert type(self.store) is LocalStore
+            root = self.store.root / prefix if prefix else self.store.root
+            found = self.arrays[prefix] = ChunkArray(self.json, str(root))
+        return found
+
+    def split_key(self, path: str) -> tuple[str, tuple[int, ...]] | None:
+        """The array's path and the chunk's coordinates in a chunk's
+        store path, or `None` if it is not one of this array's keys."""
+        encoding = self.metadata.chunk_key_encoding
+        ndim = len(self.metadata.shape)
+        sep = getattr(encoding, "separator", "/")
+        name = encoding.to_dict().get("name")
+        parts = (ndim + 1 if name == "default" else max(ndim, 1)) if sep == "/" else 1
+        pieces = path.split("/")
+        if len(pieces) < parts:
+            return None
+        key = "/".join(pieces[len(pieces) - parts :])
+        try:
+            coords = tuple(encoding.decode_chunk_key(key))
+        except (ValueError, TypeError):
+            return None
+        if len(coords) != ndim or self.metadata.encode_chunk_key(coords) != key:
+            return None
+        return "/".join(pieces[: len(pieces) - parts]), coords
+
+
+def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
+    try:
+        dtype = np.dtype(metadata.data_type.to_native_dtype())
+    except Exception as e:
+        _fallback(f"data type {metadata.data_type}: {e}")
+        return None
+    if dtype.hasobject or dtype.kind in "OUSV" or dtype.fields is not None:
+        _fallback(f"data type {metadata.data_type} ({dtype}) has no fixed size in numpy")
+        return None
+    raw = metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
+    json = raw.decode()
+    try:
+        ChunkArray(json)
+    except (ValueError, TypeError) as e:
+        _fallback(str(e))
+        return None
+    names = _names(metadata.codecs)
+    writes = names <= _BYTE_IDENTICAL
+    return _Native(
+        metadata, json, store, dtype.newbyteorder("="), writes, "sharding_indexed" in names
+    )
+
+
+def _basic(selection: SelectorTuple) -> bool:
+    if not isinstance(selection, tuple):
+        return False
+    for s in selection:
+        if isinstance(s, slice):
+            if s.step not in (None, 1):
+                return False
+        elif not isinstance(s, (int, np.integer)):
+            return False
+    return True
+
+
+def _ranges(selection: tuple[Any, ...], shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
+    """`(start, stop)` for each dimension of a basic selection (an integer
+    is one element)."""
+    out = []
+    for s, n in zip(selection, shape, strict=True):
+        if isinstance(s, slice):
+            start, stop, step = s.indices(n)
+            if step != 1:
+                return None
+            out.append((start, max(start, stop)))
+        else:
+            i = int(s)
+            if i < 0 or i >= n:
+                return None
+            out.append((i, i + 1))
+    return out
+
+
+@dataclass(frozen=True)
+class CodecPipeline(_CodecPipeline):
+    """zarr-python's codec pipeline on zarrs and this crate's codecs.
+
+    Select it for every array zarr opens with::
+
+        zarr.config.set({"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"})
+
+    or ``ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline`` in
+    the environment (worker processes). See the module documentation for
+    what runs in Rust and what goes to zarr's own pipeline.
+    """
+
+    inner: BatchedCodecPipeline
+    native: _Native | None = None
+
+    # --- construction ---------------------------------------------------------------
+
+    @classmethod
+    def from_codecs(cls, codecs: Iterable[Codec], *, batch_size: int | None = None) -> Self:
+        return cls(inner=BatchedCodecPipeline.from_codecs(codecs, batch_size=batch_size))
+
+    @classmethod
+    def from_array_metadata_and_store(cls, array_metadata: ArrayMetadata, store: Store) -> Self:
+        from zarr.core.array_spec import ArrayConfig, ArraySpec
+        from zarr.core.metadata.v3 import RegularChunkGridMetadata
+
+        if not isinstance(array_metadata, ArrayV3Metadata):
+            # zarr then builds the pipeline with `from_codecs`: zarr's own.
+            _fallback(f"Zarr v{array_metadata.zarr_format} metadata")
+            raise NotImplementedError("Zarr v2 arrays are read by zarr's own pipeline")
+        codecs = with_our_classes(array_metadata.codecs)
+        grid = array_metadata.chunk_grid
+        if isinstance(grid, RegularChunkGridMetadata):
+            chunk_shape = grid.chunk_shape
+        else:
+            chunk_shape = (1,) * len(array_metadata.shape)
+        spec = ArraySpec(
+            shape=chunk_shape,
+            dtype=array_metadata.data_type,
+            fill_value=array_metadata.fill_value,
+            config=ArrayConfig.from_dict({}),
+            prototype=default_buffer_prototype(),
+        )
+        inner = BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
+        return cls(inner=inner, native=_open_native(array_metadata, store))
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        return type(self)(inner=self.inner.evolve_from_array_spec(array_spec), native=self.native)
+
+    # --- what zarr asks of every pipeline: the inner one answers ---------------------
+
+    def __iter__(self) -> Iterator[Codec]:
+        return iter(self.inner)
+
+    @property
+    def supports_partial_decode(self) -> bool:
+        return self.inner.supports_partial_decode
+
+    @property
+    def supports_partial_encode(self) -> bool:
+        return self.inner.supports_partial_encode
+
+    def validate(
+        self,
+        *,
+        shape: tuple[int, ...],
+        dtype: ZDType[TBaseDType, TBaseScalar],
+        chunk_grid: ChunkGridMetadata,
+    ) -> None:
+        self.inner.validate(shape=shape, dtype=dtype, chunk_grid=chunk_grid)
+
+    def compute_encoded_size(self, byte_length: int, array_spec: ArraySpec) -> int:
+        return self.inner.compute_encoded_size(byte_length, array_spec)
+
+    async def decode(
+        self, chunk_bytes_and_specs: Iterable[tuple[Buffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await self.inner.decode(chunk_bytes_and_specs)
+
+    async def encode(
+        self, chunk_arrays_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[Buffer | None]:
+        return await self.inner.encode(chunk_arrays_and_specs)
+
+    # --- reads -------------------------------------------------------------------------
+
+    def _plan(self, batch: list[BatchInfo]) -> tuple[str | None, list[tuple[int, ...]]] | str:
+        """The array's path (None: not a LocalStore) and every chunk's
+        coordinates, or why the batch goes to zarr's pipeline."""
+        native = self.native
+        assert native is not None
+        prefixes: set[str] = set()
+        coords = []
+        for byte_getter, spec, *_ in batch:
+            if not isinstance(byte_getter, StorePath) or byte_getter.store is not native.store:
+                return "a chunk that is not in the array's store"
+            split = native.split_key(byte_getter.path)
+            if split is None:
+                return f"chunk key {byte_getter.path!r} does not parse"
+            if spec.prototype is not default_buffer_prototype() and not _numpy_prototype(spec):
+                return "a buffer prototype other than numpy's"
+            prefixes.add(split[0])
+            coords.append(split[1])
+        if len(prefixes) > 1:
+            return "chunks of more than one array in a batch"
+        # Exactly zarr's LocalStore: a subclass or a wrapper may lay out or
+        # serve its files otherwise.
+        local = type(native.store) is LocalStore
+        return (prefixes.pop() if local and prefixes else None), coords
+
+    async def _fetch(self, batch: list[BatchInfo]) -> list[bytes | None]:
+        limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+
+        async def get(byte_getter: ByteGetter, spec: ArraySpec) -> bytes | None:
+            async with limit:
+                buffer = await byte_getter.get(prototype=spec.prototype)
+            return None if buffer is None else buffer.to_bytes()
+
+        return list(await asyncio.gather(*(get(bg, spec) for bg, spec, *_ in batch)))
+
+    async def read(
+        self,
+        batch_info: Iterable[BatchInfo],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...] = (),
+    ) -> tuple[GetResult, ...]:
+        batch = list(batch_info)
+        if not batch:
+            return ()
+        if self.native is None:
+            return await self.inner.read(batch, out, drop_axes)
+        target = out.as_ndarray_like()
+        if type(target) is not np.ndarray or target.dtype != self.native.dtype:
+            _fallback(
+                f"output of type {type(target).__name__}, not a numpy array of the array's dtype"
+            )
+            return await self.inner.read(batch, out, drop_axes)
+        plan = self._plan(batch)
+        if isinstance(plan, str):
+            _fallback(plan)
+            return await self.inner.read(batch, out, drop_axes)
+        try:
+            return await self._read(batch, out, drop_axes, plan, target)
+        except ValueError as e:
+            # zarr's pipeline reads the batch again: its result if it can
+            # (zarrs refused what zarr accepts), else its own exception, with
+            # zarrs' account (which names the chunk) as a note.
+            log.debug("zarr's own pipeline after zarrs' error: %s", e)
+            try:
+                return await self.inner.read(batch, out, drop_axes)
+            except Exception as theirs:
+                theirs.add_note(f"zarrs_extension_codecs.CodecPipeline: {e}")
+                raise
+
+    async def _read(
+        self,
+        batch: list[BatchInfo],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...],
+        plan: tuple[str | None, list[tuple[int, ...]]],
+        target: np.ndarray[Any, Any],
+    ) -> tuple[GetResult, ...]:
+        assert self.native is not None
+        prefix, coords = plan
+        basic = (
+            not drop_axes
+            and target.flags.c_contiguous
+            and target.flags.writeable
+            and all(_basic(cs) and _basic(os) for _, _, cs, os, _ in batch)
+        )
+        if self.native.sharded and (prefix is None or not basic) and not all(c for *_, c in batch):
+            # Parts of shards that zarrs would have to decode whole: from a
+            # store it does not read itself (whole shards fetched), or for a
+            # selection it decodes through a temporary (whole shards
+            # decoded). zarr's pipeline fetches and decodes only the inner
+            # chunks they need.
+            log.debug("zarr's own pipeline: parts of shards, read by inner chunk")
+            return await self.inner.read(batch, out, drop_axes)
+        array = self.native.array(prefix)
+        encoded = None if prefix is not None else await self._fetch(batch)
+        if basic:
+            regions = _basic_regions(batch, coords, target)
+            if regions is not None:
+                view, regs = regions
+                present = await asyncio.to_thread(array.read_into, view, regs, encoded, _threads())
+                return tuple(GetResult(status="present" if p else "missing") for p in present)
+        return await self._read_via_temporary(array, batch, coords, encoded, target, drop_axes)
+
+    async def _read_via_temporary(
+        self,
+        array: ChunkArray,
+        batch: list[BatchInfo],
+        coords: list[tuple[int, ...]],
+        encoded: list[bytes | None] | None,
+        target: np.ndarray[Any, Any],
+        drop_axes: tuple[int, ...],
+    ) -> tuple[GetResult, ...]:
+        assert self.native is not None
+        shapes = {tuple(spec.shape) for _, spec, *_ in batch}
+        if len(shapes) != 1:
+            _fallback("chunks of different shapes in one batch")
+            return await self.inner.read(batch, _wrap(target), drop_axes)
+        (shape,) = shapes
+        itemsize = self.native.dtype.itemsize
+        per_chunk = max(1, int(np.prod(shape, dtype=np.int64)) * itemsize)
+        group = max(1, _TEMPORARY_BYTES // per_chunk)
+        results: list[GetResult] = []
+        for first in range(0, len(batch), group):
+            part = batch[first : first + group]
+            n = len(part)
+            if shape:
+                temp = np.empty((n * shape[0], *shape[1:]), dtype=self.native.dtype)
+            else:
+                temp = np.empty((n,), dtype=self.native.dtype)
+            regions = []
+            for i, c in enumerate(coords[first : first + group]):
+                full = [(0, s) for s in shape]
+                if shape:
+                    out = [(i * shape[0], (i + 1) * shape[0]), *full[1:]]
+                    regions.append((list(c), full, out))
+                else:
+                    regions.append((list(c), [], []))
+            part_encoded = None if encoded is None else encoded[first : first + group]
+            if shape:
+                present = await asyncio.to_thread(
+                    array.read_into, temp, regions, part_encoded, _threads()
+                )
+                chunks = temp.reshape((n, *shape))
+            else:
+                # Zero-dimensional: one chunk of one element each call.
+                present = []
+                for i, region in enumerate(regions):
+                    one = temp[i : i + 1].reshape(())
+                    got = await asyncio.to_thread(
+                        array.read_into,
+                        one,
+                        [region],
+                        None if part_encoded is None else [part_encoded[i]],
+                        1,
+                    )
+                    present.extend(got)
+                chunks = temp.reshape((n,))
+            for i, (_, _, chunk_selection, out_selection, _) in enumerate(part):
+                selected = chunks[i][chunk_selection]
+                if drop_axes:
+                    selected = selected.squeeze(axis=drop_axes)
+                target[out_selection] = selected
+                results.append(GetResult(status="present" if present[i] else "missing"))
+        return tuple(results)
+
+    # --- writes ------------------------------------------------------------------------
+
+    async def write(
+        self,
+        batch_info: Iterable[BatchInfo],
+        value: NDBuffer,
+        drop_axes: tuple[int, ...] = (),
+    ) -> None:
+        batch = list(batch_info)
+        if not batch:
+            return
+        native = self.native
+        if native is None:
+            await self.inner.write(batch, value, drop_axes)
+            return
+        if not native.writes:
+            _fallback("a codec whose zarrs encode may differ from zarr's in bytes")
+            await self.inner.write(batch, value, drop_axes)
+            return
+        source = value.as_ndarray_like()
+        if type(source) is not np.ndarray:
+            _fallback(f"value of type {type(source).__name__}, not a numpy array")
+            await self.inner.write(batch, value, drop_axes)
+            return
+        plan = self._plan(batch)
+        if isinstance(plan, str):
+            _fallback(plan)
+            await self.inner.write(batch, value, drop_axes)
+            return
+        _, coords = plan
+        shapes = {tuple(spec.shape) for _, spec, *_ in batch}
+        if len(shapes) != 1:
+            _fallback("chunks of different shapes in one batch")
+            await self.inner.write(batch, value, drop_axes)
+            return
+        try:
+            encoded = await _encode(native, batch, coords, source, drop_axes)
+        except ValueError as e:
+            # Nothing is stored yet: zarr's pipeline writes the batch, or
+            # raises its own error for it (the crate refuses some writes
+            # zarr makes, e.g. a fill value cast_value cannot round-trip).
+            _fallback(f"zarrs cannot encode: {e}")
+            await self.inner.write(batch, value, drop_axes)
+            return
+        await _store(batch, encoded)
+
+
+def _numpy_prototype(spec: ArraySpec) -> bool:
+    from zarr.core.buffer import cpu
+
+    return spec.prototype.nd_buffer is cpu.NDBuffer or issubclass(
+        spec.prototype.nd_buffer, cpu.NDBuffer
+    )
+
+
+def _wrap(array: np.ndarray[Any, Any]) -> NDBuffer:
+    from zarr.core.buffer import cpu
+
+    return cpu.NDBuffer(array)
+
+
+def _basic_regions(
+    batch: list[BatchInfo], coords: list[tuple[int, ...]], target: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], list[Any]] | None:
+    """`target` with the integer-indexed dimensions put back (length one),
+    and each chunk's region in it; `None` if a selection does not fit."""
+    first = batch[0][2]
+    dropped = tuple(d for d, s in enumerate(first) if not isinstance(s, slice))
+    view = np.expand_dims(target, dropped) if dropped else target
+    regions = []
+    for (_, spec, chunk_selection, out_selection, _), c in zip(batch, coords, strict=True):
+        kept = tuple(d for d, s in enumerate(chunk_selection) if not isinstance(s, slice))
+        if kept != dropped or len(chunk_selection) != len(spec.shape):
+            return None
+        chunk = _ranges(chunk_selection, tuple(spec.shape))
+        if chunk is None or len(out_selection) != target.ndim:
+            return None
+        out_dims = _ranges(out_selection, target.shape)
+        if out_dims is None:
+            return None
+        it = iter(out_dims)
+        out = [(0, 1) if d in dropped else next(it) for d in range(len(spec.shape))]
+        regions.append((list(c), chunk, out))
+    return view, regions
+
+
+async def _encode(
+    native: _Native,
+    batch: list[BatchInfo],
+    coords: list[tuple[int, ...]],
+    source: np.ndarray[Any, Any],
+    drop_axes: tuple[int, ...],
+) -> list[bytes | None]:
+    """Merge `source` into each chunk (read-modify-write for partial ones)
+    and encode it in Rust: the bytes to store, `None` to delete."""
+    from zarr.core.buffer import cpu
+
+    shape = tuple(batch[0][1].shape)
+    array = native.array(None)
+    dtype = native.dtype
+    limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+
+    async def existing(i: int) -> bytes | None:
+        byte_setter, spec, _, _, complete = batch[i]
+        if complete:
+            return None
+        async with limit:
+            buffer = await byte_setter.get(prototype=spec.prototype)
+        return None if buffer is None else buffer.to_bytes()
+
+    olds = await asyncio.gather(*(existing(i) for i in range(len(batch))))
+    need = [i for i, (_, _, _, _, complete) in enumerate(batch) if not complete]
+    chunks: list[np.ndarray[Any, Any]] = []
+    decoded: dict[int, np.ndarray[Any, Any]] = {}
+    if need:
+        n = len(need)
+        if shape:
+            temp = np.empty((n * shape[0], *shape[1:]), dtype=dtype)
+            regions = [
+                (
+                    list(coords[i]),
+                    [(0, s) for s in shape],
+                    [(k * shape[0], (k + 1) * shape[0])] + [(0, s) for s in shape[1:]],
+                )
+                for k, i in enumerate(need)
+            ]
+            await asyncio.to_thread(
+                array.read_into, temp, regions, [olds[i] for i in need], _threads()
+            )
+            stacked = temp.reshape((n, *shape))
+            for k, i in enumerate(need):
+                decoded[i] = stacked[k]
+        else:
+            for i in need:
+                one = np.empty((), dtype=dtype)
+                await asyncio.to_thread(
+                    array.read_into, one, [(list(coords[i]), [], [])], [olds[i]], 1
+                )
+                decoded[i] = one
+    for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
+        if source.ndim == 0:
+            chunk_value: Any = source
+        else:
+            chunk_value = source[out_selection]
+            if drop_axes:
+                item = tuple(None if d in drop_axes else slice(None) for d in range(len(shape)))
+                chunk_value = chunk_value[item]
+        if complete and getattr(chunk_value, "shape", None) == shape:
+            chunk = np.ascontiguousarray(chunk_value, dtype=dtype)
+        else:
+            chunk = decoded.get(i)
+            if chunk is None:
+                chunk = np.full(shape, spec.fill_value, dtype=dtype)
+            chunk[chunk_selection] = chunk_value
+        chunks.append(chunk)
+
+    def encode_all() -> list[bytes | None]:
+        result: list[bytes | None] = []
+        for (_, spec, *_), c, chunk in zip(batch, coords, chunks, strict=True):
+            if chunk_is_empty(cpu.NDBuffer.from_numpy_array(chunk), spec):
+                result.append(None)
+            else:
+                result.append(array.encode(list(c), chunk))
+        return result
+
+    return await asyncio.to_thread(encode_all)
+
+
+async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
+    """Store or delete each chunk through zarr's store API."""
+    from zarr.core.buffer import cpu
+
+    limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+
+    async def store(i: int) -> None:
+        byte_setter = batch[i][0]
+        async with limit:
+            chunk = encoded[i]
+            if chunk is None:
+                await byte_setter.delete()
+            else:
+                await byte_setter.set(cpu.Buffer.from_bytes(chunk))
+
+    await asyncio.gather(*(store(i) for i in range(len(batch))))
+
+
+def enable_pipeline() -> Any:
+    """Select `CodecPipeline` (and this package's `ScaleOffset` /
+    `CastValue` for what it hands to zarr's pipeline) for every array zarr
+    opens or creates from now on; usable as a context manager, as
+    `enable()`::
+
+        with zarrs_extension_codecs.enable_pipeline():
+            data = zarr.open_array("product.zarr")[:]
+    """
+    return zarr.config.set(
+        {
+            "codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline",
+            "codecs.scale_offset": "zarrs_extension_codecs.ScaleOffset",
+            "codecs.cast_value": "zarrs_extension_codecs.CastValue",
+        }
+    )

@@ -1,0 +1,350 @@
+//! The native half of `zarrs_extension_codecs.CodecPipeline`: one zarrs
+//! [`Array`] per zarr array, made from the array's metadata, that decodes
+//! the chunks of a batch straight into zarr's output and encodes chunks for
+//! writes.
+//!
+//! Glue only: zarrs (with this crate's codecs and
+//! [`register_overrides`](zarrs_extension_codecs::register_overrides)) does
+//! every decode and encode, through
+//! [`Array::retrieve_array_subset_into_opt`], the call the crate's
+//! [`ArrayReadExt`](zarrs_extension_codecs::ArrayReadExt) reads with. This
+//! module checks what Python hands it ([`regions`]), makes the output views,
+//! and runs the chunks of a batch in parallel on one pool ([`threads`]) with
+//! the GIL released.
+//!
+//! The chunks come from one of two places:
+//! - a zarrs `FilesystemStore` at the array's directory (zarr's `LocalStore`):
+//!   Rust reads the files, and reads only the inner chunks a sharded read
+//!   needs;
+//! - bytes Python fetched through zarr's store API (any other store): put in
+//!   an in-memory store for the call, so that both take the same path.
+
+mod regions;
+mod threads;
+
+use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
+
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+use unsafe_cell_slice::UnsafeCellSlice;
+use zarrs::array::codec::api::ArrayToBytesCodecTraits;
+use zarrs::array::{Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayMetadata, CodecOptions};
+use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::store::MemoryStore;
+use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
+use zarrs_extension_codecs::{error_chain, register_overrides, validate_codecs_for_reading};
+
+use regions::Region;
+pub use threads::pipeline_threads;
+
+/// Add the pipeline's class and functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ChunkArray>()?;
+    m.add_function(wrap_pyfunction!(pipeline_threads, m)?)?;
+    Ok(())
+}
+
+/// A region as Python passes it: chunk coordinates, the chunk's part and
+/// the output's part as `(start, stop)` pairs.
+type PyRegion = (Vec<u64>, Vec<(u64, u64)>, Vec<(u64, u64)>);
+
+fn ranges(pairs: Vec<(u64, u64)>) -> Vec<Range<u64>> {
+    pairs.into_iter().map(|(a, b)| a..b).collect()
+}
+
+/// One zarr array, opened by zarrs from its metadata, for the pipeline.
+#[pyclass(frozen, name = "ChunkArray", module = "zarrs_extension_codecs._native")]
+pub struct ChunkArray {
+    array: Array<dyn ReadableStorageTraits>,
+    /// Whether `array` reads its chunks from a store of its own (else
+    /// every read is given the chunks' bytes).
+    has_store: bool,
+}
+
+#[pymethods]
+impl ChunkArray {
+    /// The array whose `zarr.json` is `metadata` (a Zarr v3 array's
+    /// metadata, JSON), with its chunks in the directory `root` (the array's
+    /// own directory, as zarr's `LocalStore` lays it out), or handed to
+    /// each read when `root` is `None`.
+    ///
+    /// Raises `ValueError` when zarrs cannot open the array (a codec or data
+    /// type it does not have: the message says which) or when its codecs
+    /// need this crate's overrides to read right.
+    #[new]
+    #[pyo3(signature = (metadata, root=None))]
+    fn new(metadata: &str, root: Option<std::path::PathBuf>) -> PyResult<Self> {
+        register_overrides();
+        let parsed: ArrayMetadata = serde_json::from_str(metadata)
+            .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
+        let (storage, has_store): (Arc<dyn ReadableStorageTraits>, bool) = match &root {
+            Some(root) => {
+                let store = FilesystemStore::new(root).map_err(|e| {
+                    PyValueError::new_err(format!("store at {}: {e}", root.display()))
+                })?;
+                (Arc::new(store), true)
+            }
+            None => (Arc::new(MemoryStore::new()), false),
+        };
+        let array = Array::new_with_metadata(storage, "/", parsed).map_err(|e| {
+            let hint = zarrs_extension_codecs::open_error_hint(&e)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            PyValueError::new_err(format!(
+                "zarrs cannot open the array: {}{hint}",
+                error_chain(&e)
+            ))
+        })?;
+        validate_codecs_for_reading(&array).map_err(|e| PyValueError::new_err(error_chain(&e)))?;
+        if !array.data_type().is_fixed() {
+            return Err(PyTypeError::new_err(format!(
+                "data type {} has no fixed size",
+                array.data_type()
+            )));
+        }
+        Ok(Self { array, has_store })
+    }
+
+    /// The key of the chunk at `coords`, relative to the array.
+    fn chunk_key(&self, coords: Vec<u64>) -> String {
+        self.array
+            .chunk_key(&coords)
+            .as_str()
+            .trim_start_matches('/')
+            .to_owned()
+    }
+
+    /// Whether the chunks are read from a store of the array's own.
+    #[getter]
+    fn has_store(&self) -> bool {
+        self.has_store
+    }
+
+    /// Decode the `regions` of a batch into `out` (C-contiguous, writable,
+    /// with the array's number of dimensions and element size) with the GIL
+    /// released, the chunks in parallel on `threads` threads.
+    ///
+    /// Each region is `(coords, chunk_ranges, out_ranges)`. The chunks come
+    /// from the array's store, or from `encoded` (one entry per region:
+    /// the chunk's bytes, or `None` for a chunk that is not stored, read as
+    /// the fill value). Raises `ValueError` naming the chunk's key when a
+    /// region does not fit, two output parts overlap, or a chunk cannot be
+    /// decoded; `out` may then be partly written. Returns, for each
+    /// region, whether its chunk is stored (else it read as the fill value).
+    #[pyo3(signature = (out, regions, encoded=None, threads=1))]
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyUntypedArray>,
+        regions: Vec<PyRegion>,
+        encoded: Option<Vec<Option<Bound<'_, PyBytes>>>>,
+        threads: usize,
+    ) -> PyResult<Vec<bool>> {
+        let regions: Vec<Region> = regions
+            .into_iter()
+            .map(|(coords, chunk, out)| Region {
+                coords,
+                chunk: ranges(chunk),
+                out: ranges(out),
+            })
+            .collect();
+        let out_shape: Vec<u64> = out.shape().iter().map(|&n| n as u64).collect();
+        let key = |coords: &[u64]| self.chunk_key(coords.to_vec());
+        regions::check(&self.array, &regions, &out_shape, key).map_err(PyValueError::new_err)?;
+        let size = self.element_size(out)?;
+
+        let given;
+        let mut present: Option<Vec<bool>> = None;
+        let array: &Array<dyn ReadableStorageTraits> = match encoded {
+            None if self.has_store => &self.array,
+            None => {
+                return Err(PyValueError::new_err(
+                    "the array has no store: pass the chunks' bytes as `encoded`",
+                ));
+            }
+            Some(chunks) => {
+                if chunks.len() != regions.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "{} regions, {} encoded chunks",
+                        regions.len(),
+                        chunks.len()
+                    )));
+                }
+                let store = MemoryStore::new();
+                present = Some(chunks.iter().map(Option::is_some).collect());
+                for (region, bytes) in regions.iter().zip(chunks) {
+                    if let Some(bytes) = bytes {
+                        let key = self.array.chunk_key(&region.coords);
+                        store
+                            .set(&key, bytes::Bytes::copy_from_slice(bytes.as_bytes()))
+                            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+                    }
+                }
+                given = self
+                    .array
+                    .with_storage(Arc::new(store) as Arc<dyn ReadableStorageTraits>);
+                &given
+            }
+        };
+
+        let bytes_view = byte_view(out)?;
+        let mut rw = bytes_view
+            .try_readwrite()
+            .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+        let dst = rw
+            .as_slice_mut()
+            .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+        let pool = threads::pool(threads)?;
+        py.detach(|| {
+            read_regions(array, &regions, dst, size, &out_shape, &pool, threads)?;
+            match present {
+                Some(present) => Ok(present),
+                None => stored(array, &regions, &pool),
+            }
+        })
+        .map_err(PyValueError::new_err)
+    }
+
+    /// The stored bytes of `chunk` (C-contiguous, the chunk's full shape,
+    /// the array's element size) at `coords`, encoded by the array's codecs
+    /// with the GIL released.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        coords: Vec<u64>,
+        chunk: &Bound<'py, PyUntypedArray>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let key = self.chunk_key(coords.clone());
+        let shape = self
+            .array
+            .chunk_shape(&coords)
+            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+        let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
+        if chunk.shape() != want.as_slice() {
+            return Err(PyValueError::new_err(format!(
+                "chunk {key}: shape {:?}, the chunk's is {want:?}",
+                chunk.shape()
+            )));
+        }
+        self.element_size(chunk)?;
+        let view = byte_view(chunk)?;
+        let ro = view
+            .try_readonly()
+            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+        let src = ro
+            .as_slice()
+            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+        let array = &self.array;
+        let encoded = py
+            .detach(|| {
+                array.codecs().encode(
+                    ArrayBytes::new_flen(Cow::Borrowed(src)),
+                    &shape,
+                    array.data_type(),
+                    array.fill_value(),
+                    &CodecOptions::default(),
+                )
+            })
+            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {}", error_chain(&e))))?;
+        Ok(PyBytes::new(py, &encoded))
+    }
+}
+
+impl ChunkArray {
+    /// The array's element size, checked against `array`'s.
+    fn element_size(&self, array: &Bound<'_, PyUntypedArray>) -> PyResult<usize> {
+        let size = self.array.data_type().fixed_size().unwrap_or(0);
+        let dtype = array.dtype();
+        if dtype.itemsize() != size {
+            return Err(PyTypeError::new_err(format!(
+                "array of dtype {dtype} ({} bytes an element) for data type {} ({size} bytes)",
+                dtype.itemsize(),
+                self.array.data_type()
+            )));
+        }
+        if !array.is_c_contiguous() {
+            return Err(PyValueError::new_err("array is not C-contiguous"));
+        }
+        Ok(size)
+    }
+}
+
+/// `array`'s memory as a flat `uint8` view (no copy: `array` is
+/// C-contiguous), so that numpy's borrow checks see the same memory.
+fn byte_view<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let py = array.py();
+    let flat = array.call_method1(intern!(py, "reshape"), (-1,))?;
+    let bytes = flat.call_method1(intern!(py, "view"), (intern!(py, "u1"),))?;
+    Ok(bytes.cast_into::<PyArray1<u8>>()?)
+}
+
+/// Whether each region's chunk is in `array`'s store.
+fn stored(
+    array: &Array<dyn ReadableStorageTraits>,
+    regions: &[Region],
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<bool>, String> {
+    let storage = array.storage();
+    pool.install(|| {
+        regions
+            .par_iter()
+            .map(|region| {
+                let key = array.chunk_key(&region.coords);
+                storage
+                    .size_key(&key)
+                    .map(|size| size.is_some())
+                    .map_err(|e| format!("chunk {}: {e}", key.as_str()))
+            })
+            .collect()
+    })
+}
+
+/// Decode every region into `dst`, the bytes of an output of `out_shape`
+/// elements of `size` bytes, on `pool`.
+fn read_regions(
+    array: &Array<dyn ReadableStorageTraits>,
+    regions: &[Region],
+    dst: &mut [u8],
+    size: usize,
+    out_shape: &[u64],
+    pool: &rayon::ThreadPool,
+    threads: usize,
+) -> Result<(), String> {
+    let live: Vec<&Region> = regions.iter().filter(|r| !r.is_empty()).collect();
+    // Threads left over once every chunk has one go to the codecs within a
+    // chunk (zarrs splits large chunks, and this crate's kernels too).
+    let per_chunk = (threads / live.len().max(1)).max(1);
+    let options = CodecOptions::default().with_concurrent_target(per_chunk);
+    let cells = UnsafeCellSlice::new(dst);
+    let read = |region: &&Region| -> Result<(), String> {
+        let key = array.chunk_key(&region.coords);
+        let name = key.as_str().trim_start_matches('/');
+        let subset = region
+            .array_subset(array)
+            .map_err(|e| format!("chunk {name}: {e}"))?;
+        // SAFETY: `regions::check` found every output part inside
+        // `out_shape` and no two non-empty parts sharing an element, so the
+        // views made here, one per part, never overlap; `dst` stays
+        // mutably borrowed (by `cells`) until all of them are dropped.
+        let mut view = unsafe {
+            ArrayBytesFixedDisjointView::new(cells, size, out_shape, region.out_subset())
+        }
+        .map_err(|e| format!("chunk {name}: {e}"))?;
+        array
+            .retrieve_array_subset_into_opt(&subset, (&mut view).into(), &options)
+            .map_err(|e| format!("chunk {name}: {}", error_chain(&e)))
+    };
+    pool.install(|| {
+        if live.len() == 1 {
+            read(&live[0])
+        } else {
+            live.par_iter().try_for_each(read)
+        }
+    })
+}

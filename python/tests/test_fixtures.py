@@ -56,6 +56,8 @@ def test_every_fixture_is_covered() -> None:
 PIPELINES = {
     "batched": "zarr.core.codec_pipeline.BatchedCodecPipeline",
     "fused": "zarr.core.codec_pipeline.FusedCodecPipeline",
+    # The whole chain in Rust (LocalStore: read by zarrs).
+    "codec-pipeline": "zarrs_extension_codecs.CodecPipeline",
 }
 
 
@@ -63,9 +65,11 @@ PIPELINES = {
 @pytest.mark.parametrize("name", STORES)
 def test_read_gives_zarrs_values(name: str, pipeline: str) -> None:
     """zarr's default pipeline runs the async variants, the fused one the
-    sync ones on its thread pool."""
+    sync ones on its thread pool; CodecPipeline runs zarrs."""
     meta = json.loads((FIXTURES / f"{name}.expected.json").read_text())
-    with zarr.config.set({"codec_pipeline.path": PIPELINES[pipeline]}):
+    # A fallback to zarr's pipeline would raise instead of passing unseen.
+    config = {"codec_pipeline.path": PIPELINES[pipeline], "codec_pipeline.fallback": "raise"}
+    with zarr.config.set(config):
         ours = read(FIXTURES / f"{name}.zarr", ours=True)
     theirs = read(FIXTURES / f"{name}.zarr", ours=False)
     assert ours.dtype == theirs.dtype

@@ -98,57 +98,35 @@ fn main() {
     let mut criterion = common::config(Duration::from_secs(5)).configure_from_args();
     let mut group = criterion.benchmark_group("chunk_decode/32MiB_f64_from_uint16");
     group.throughput(Throughput::Bytes((n * 8) as u64));
-    group.bench_function("zarrs_chain_copy", |b| {
-        b.iter(|| {
-            let decoded = codecs
-                .decode(Cow::Borrowed(&encoded), &shape, &dt, &fv, &options)
-                .expect("zarrs decode");
-            let mut out = bytemuck::zeroed_vec::<f64>(n);
-            match &decoded {
-                ArrayBytes::Fixed(bytes) => {
-                    bytemuck::cast_slice_mut::<f64, u8>(&mut out).copy_from_slice(bytes);
-                }
-                _ => unreachable!("fixed-size data"),
-            }
-            black_box(out)
-        });
-    });
-    group.bench_function("fused", |b| {
-        b.iter(|| {
-            let mut out = bytemuck::zeroed_vec::<f64>(n);
-            decoder
-                .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), &options)
-                .expect("decode");
-            black_box(out)
-        });
-    });
-    // Both on two threads (the codecs, and the fused path, split one chunk
-    // into parts on the crate's pool).
+    // Each on one thread and on two (the codecs, and the fused path, split
+    // one chunk into parts on the crate's pool).
     let options_2 = CodecOptions::default().with_concurrent_target(2);
-    group.bench_function("zarrs_chain_copy_2_threads", |b| {
-        b.iter(|| {
-            let decoded = codecs
-                .decode(Cow::Borrowed(&encoded), &shape, &dt, &fv, &options_2)
-                .expect("zarrs decode");
-            let mut out = bytemuck::zeroed_vec::<f64>(n);
-            match &decoded {
-                ArrayBytes::Fixed(bytes) => {
-                    bytemuck::cast_slice_mut::<f64, u8>(&mut out).copy_from_slice(bytes);
+    for (suffix, options) in [("", &options), ("_2_threads", &options_2)] {
+        group.bench_function(format!("zarrs_chain_copy{suffix}"), |b| {
+            b.iter(|| {
+                let decoded = codecs
+                    .decode(Cow::Borrowed(&encoded), &shape, &dt, &fv, options)
+                    .expect("zarrs decode");
+                let mut out = bytemuck::zeroed_vec::<f64>(n);
+                match &decoded {
+                    ArrayBytes::Fixed(bytes) => {
+                        bytemuck::cast_slice_mut::<f64, u8>(&mut out).copy_from_slice(bytes);
+                    }
+                    _ => unreachable!("fixed-size data"),
                 }
-                _ => unreachable!("fixed-size data"),
-            }
-            black_box(out)
+                black_box(out)
+            });
         });
-    });
-    group.bench_function("fused_2_threads", |b| {
-        b.iter(|| {
-            let mut out = bytemuck::zeroed_vec::<f64>(n);
-            decoder
-                .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), &options_2)
-                .expect("decode");
-            black_box(out)
+        group.bench_function(format!("fused{suffix}"), |b| {
+            b.iter(|| {
+                let mut out = bytemuck::zeroed_vec::<f64>(n);
+                decoder
+                    .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), options)
+                    .expect("decode");
+                black_box(out)
+            });
         });
-    });
+    }
     let mut reused = vec![0.0f64; n];
     group.bench_function("fused_reused", |b| {
         b.iter(|| {

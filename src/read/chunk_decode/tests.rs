@@ -254,6 +254,17 @@ fn random_subset(rng: &mut SplitMix64, shape: &[u64]) -> ArraySubset {
     ArraySubset::new_with_ranges(&ranges)
 }
 
+/// The [`ChunkDecoder`] of chunk `indices` of `array`, made from the array's
+/// own codecs, data type and fill value (as the read engine makes it).
+fn decoder_for<S: ?Sized>(array: &Array<S>, indices: &[u64]) -> ChunkDecoder {
+    ChunkDecoder::new(
+        array.codecs(),
+        array.chunk_shape(indices).unwrap().to_vec(),
+        array.data_type().clone(),
+        array.fill_value().clone(),
+    )
+}
+
 /// Decode `subset` of chunk `indices` of `array` with a [`ChunkDecoder`]
 /// into a window at a random place of a larger output, and check it
 /// against zarrs' `retrieve_chunk_subset`. Returns whether both failed.
@@ -385,12 +396,7 @@ fn matches_zarrs_chain_decode() {
                     .iter()
                     .map(|n| n.get())
                     .collect();
-                let decoder = ChunkDecoder::new(
-                    array.codecs(),
-                    array.chunk_shape(&indices).unwrap().to_vec(),
-                    chain.data_type.clone(),
-                    chain.fill_value.clone(),
-                );
+                let decoder = decoder_for(&array, &indices);
                 assert_eq!(decoder.is_fused(), chain.fused, "{what_chain}");
                 for _ in 0..2 {
                     let subset = random_subset(&mut rng, &this_chunk);
@@ -429,12 +435,7 @@ fn large_chunk_split_over_threads() {
     array
         .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
         .unwrap();
-    let decoder = ChunkDecoder::new(
-        array.codecs(),
-        array.chunk_shape(&[0, 0]).unwrap().to_vec(),
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    );
+    let decoder = decoder_for(&array, &[0, 0]);
     assert!(decoder.is_fused());
     let options = CodecOptions::default().with_concurrent_target(2);
     for subset in [
@@ -475,12 +476,7 @@ fn undecodable_chunk_fails_in_both() {
         .flat_map(|i| (i * 2 + i16::from(i == 9)).to_le_bytes())
         .collect();
     store.set(&array.chunk_key(&[0, 0]), stored.into()).unwrap();
-    let decoder = ChunkDecoder::new(
-        array.codecs(),
-        array.chunk_shape(&[0, 0]).unwrap().to_vec(),
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    );
+    let decoder = decoder_for(&array, &[0, 0]);
     let options = CodecOptions::default();
     let whole = ArraySubset::new_with_shape(vec![4, 4]);
     assert!(check_chunk(
@@ -530,12 +526,7 @@ fn wrong_chunk_lengths_are_errors() {
     .array_to_bytes_codec(Arc::new(BytesCodec::little()))
     .build(store, "/")
     .unwrap();
-    let decoder = ChunkDecoder::new(
-        array.codecs(),
-        array.chunk_shape(&[0, 0]).unwrap().to_vec(),
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    );
+    let decoder = decoder_for(&array, &[0, 0]);
     let options = CodecOptions::default();
     // The chunk holds 15 uint16: 30 bytes.
     for len in [0usize, 1, 29, 31, 60] {
@@ -579,12 +570,7 @@ fn missing_chunks_read_as_the_fill_value() {
         .array_to_bytes_codec(Arc::new(BytesCodec::little()))
         .build(store, "/")
         .unwrap();
-        let decoder = ChunkDecoder::new(
-            array.codecs(),
-            array.chunk_shape(&[1, 1]).unwrap().to_vec(),
-            data_type::float64(),
-            FillValue::from(fill),
-        );
+        let decoder = decoder_for(&array, &[1, 1]);
         let options = CodecOptions::default();
         for subset in [
             ArraySubset::new_with_shape(vec![4, 4]),
@@ -620,12 +606,7 @@ fn mismatched_windows_are_refused() {
     .array_to_bytes_codec(Arc::new(BytesCodec::little()))
     .build(store, "/")
     .unwrap();
-    let decoder = ChunkDecoder::new(
-        array.codecs(),
-        array.chunk_shape(&[0, 0]).unwrap().to_vec(),
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    );
+    let decoder = decoder_for(&array, &[0, 0]);
     let options = CodecOptions::default();
     let shape = [2u64, 4];
     let mut out = vec![0u8; 8 * 8];
@@ -695,12 +676,7 @@ fn sharded_chain_falls_back_to_zarrs() {
         .unwrap();
     let options = CodecOptions::default();
     for indices in [[0u64, 0], [1, 0]] {
-        let decoder = ChunkDecoder::new(
-            array.codecs(),
-            array.chunk_shape(&indices).unwrap().to_vec(),
-            chain.data_type.clone(),
-            chain.fill_value.clone(),
-        );
+        let decoder = decoder_for(&array, &indices);
         assert!(!decoder.is_fused());
         for subset in [
             ArraySubset::new_with_shape(vec![6, 8]),

@@ -69,26 +69,3 @@ async def run_batch[C, R](
     if ON_WORKER_THREAD:
         return await otherwise(items)
     return [None if chunk is None else sync(chunk, spec) for chunk, spec in items]
-
-
-class OnCallingThread:
-    """The async methods of a codec whose `_decode_sync` / `_encode_sync`
-    run the kernels: each on the calling thread (`run`), a batch as one
-    loop (`run_batch`). Listed before zarr's class among the bases, so that
-    these methods are the ones zarr's pipelines call."""
-
-    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await run(self._decode_sync, chunk_array, chunk_spec)  # type: ignore[attr-defined]
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await run(self._encode_sync, chunk_array, chunk_spec)  # type: ignore[attr-defined]
-
-    async def decode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await run_batch(self._decode_sync, chunks_and_specs, super().decode)  # type: ignore[attr-defined,misc]
-
-    async def encode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await run_batch(self._encode_sync, chunks_and_specs, super().encode)  # type: ignore[attr-defined,misc]

@@ -78,9 +78,9 @@ mod validate;
 pub use error_chain::error_chain;
 pub use hints::{open_error_hint, zarrs_feature_of_codec};
 pub use overrides::register_overrides;
-pub use read::ArrayReadExt;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
+pub use read::{ArrayReadExt, WindowAt};
 pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,

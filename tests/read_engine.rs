@@ -220,6 +220,159 @@ fn sharded_windows_equal_zarrs_and_the_values_written() {
     }
 }
 
+/// A batch of windows, each into its own place in one output (shards
+/// swapped left and right, rows of the output left between them), reads
+/// what the values written hold at each window and leaves the rest of the
+/// output as it was (the engine's path; the next test takes zarrs').
+#[test]
+fn placed_windows_fill_their_places_and_nothing_else() {
+    use zarrs_extension_codecs::WindowAt;
+    let (store, values) = sharded(ShardingIndexLocation::End, true, true);
+    let (array, _) = counted(&store);
+    // Output 72 x 50: the array's rows 0..70 with the shard columns swapped
+    // (0..24 <-> 24..48 of each row, 48..50 kept), rows 70..72 untouched.
+    let out_shape = [72u64, 50];
+    let placed = [
+        WindowAt {
+            window: ArraySubset::new_with_ranges(&[0..70, 0..24]),
+            at: vec![0, 24],
+        },
+        WindowAt {
+            window: ArraySubset::new_with_ranges(&[0..70, 24..48]),
+            at: vec![0, 0],
+        },
+        WindowAt {
+            window: ArraySubset::new_with_ranges(&[0..70, 48..50]),
+            at: vec![0, 48],
+        },
+        WindowAt {
+            window: ArraySubset::new_with_ranges(&[5..5, 0..3]),
+            at: vec![71, 0],
+        },
+    ];
+    let mut want = vec![0xabcd_u16; 72 * 50];
+    for r in 0..70usize {
+        for c in 0..50usize {
+            let to = match c {
+                0..24 => c + 24,
+                24..48 => c - 24,
+                _ => c,
+            };
+            want[r * 50 + to] = values[r * 50 + c];
+        }
+    }
+    for threads in [1, 3] {
+        let options = CodecOptions::default().with_concurrent_target(threads);
+        let mut out = vec![0xabcd_u16; 72 * 50];
+        array
+            .retrieve_windows_into_bytes_opt(
+                &placed,
+                bytemuck::cast_slice_mut(&mut out),
+                &out_shape,
+                &options,
+            )
+            .unwrap();
+        assert!(out == want, "threads {threads}");
+    }
+    // Overlapping places, a place outside the output, a window outside the
+    // array and a wrong-sized buffer are refused before anything is written.
+    let mut out = vec![0xabcd_u16; 72 * 50];
+    let overlapping = [
+        placed[0].clone(),
+        WindowAt {
+            at: vec![1, 20],
+            ..placed[1].clone()
+        },
+    ];
+    let outside = [WindowAt {
+        at: vec![3, 0],
+        ..placed[0].clone()
+    }];
+    let beyond = [WindowAt {
+        window: ArraySubset::new_with_ranges(&[60..71, 0..2]),
+        at: vec![0, 0],
+    }];
+    for (bad, says) in [
+        (&overlapping[..], "overlapping"),
+        (&outside[..], "reaches outside the output"),
+        (&beyond[..], "reaches outside array"),
+    ] {
+        let error = array
+            .retrieve_windows_into_bytes_opt(
+                bad,
+                bytemuck::cast_slice_mut(&mut out),
+                &out_shape,
+                &CodecOptions::default(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(says), "{error}");
+    }
+    let error = array
+        .retrieve_windows_into_bytes_opt(
+            &placed,
+            &mut [0u8; 10],
+            &out_shape,
+            &CodecOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("output of 10 bytes"), "{error}");
+    assert!(out.iter().all(|&v| v == 0xabcd));
+}
+
+/// The same through zarrs, for an array the engine leaves to it (sharding
+/// behind an array -> array codec), against zarrs' own window reads.
+#[test]
+fn placed_windows_through_zarrs_equal_its_window_reads() {
+    use zarrs_extension_codecs::WindowAt;
+    let store = Arc::new(MemoryStore::new());
+    let sharding = ShardingCodecBuilder::new(
+        vec![std::num::NonZeroU64::new(4).unwrap(); 2],
+        &data_type::uint16(),
+    )
+    .build();
+    let array = ArrayBuilder::new(vec![12, 10], vec![8, 8], data_type::uint16(), FILL)
+        .array_to_array_codecs(vec![Arc::new(zarrs::array::codec::TransposeCodec::new(
+            zarrs::array::codec::array_to_array::transpose::TransposeOrder::new(&[1, 0]).unwrap(),
+        ))])
+        .array_to_bytes_codec(Arc::new(sharding))
+        .build(store, "/")
+        .unwrap();
+    let values: Vec<u16> = (0..120).map(|i| i * 3 + 1).collect();
+    array
+        .store_array_subset(&array.subset_all(), values)
+        .unwrap();
+    let a = ArraySubset::new_with_ranges(&[0..8, 2..8]);
+    let b = ArraySubset::new_with_ranges(&[8..12, 0..10]);
+    let placed = [
+        WindowAt {
+            window: a.clone(),
+            at: vec![4, 0],
+        },
+        WindowAt {
+            window: b.clone(),
+            at: vec![0, 0],
+        },
+    ];
+    let mut out = vec![0u16; 12 * 10];
+    array
+        .retrieve_windows_into_bytes_opt(
+            &placed,
+            bytemuck::cast_slice_mut(&mut out),
+            &[12, 10],
+            &CodecOptions::default(),
+        )
+        .unwrap();
+    let got_a: Vec<u16> = (4..12)
+        .flat_map(|r| out[r * 10..r * 10 + 6].to_vec())
+        .collect();
+    let got_b: Vec<u16> = out[..40].to_vec();
+    assert_eq!(got_a, array.retrieve_array_subset::<Vec<u16>>(&a).unwrap());
+    assert_eq!(got_b, array.retrieve_array_subset::<Vec<u16>>(&b).unwrap());
+    assert!((4..12).all(|r| out[r * 10 + 6..r * 10 + 10].iter().all(|&v| v == 0)));
+}
+
 /// The index of shard [0, 1] has the missing marker for inner chunk
 /// [0, 0] (what the test relies on to read a missing inner chunk).
 #[test]

@@ -62,6 +62,9 @@ mod async_read;
 pub mod chunk_decode;
 pub(crate) mod engine;
 pub(crate) mod output;
+mod placement;
+
+pub use placement::WindowAt;
 
 use bytemuck::Pod;
 use unsafe_cell_slice::UnsafeCellSlice;
@@ -131,6 +134,51 @@ pub trait ArrayReadExt {
         out: &mut [T],
         options: &CodecOptions,
     ) -> Result<(), ArrayError>;
+
+    /// Read several windows of the array, each into its place in one
+    /// output of `out_shape` elements (C order, native byte order), given
+    /// as its bytes: the shape of a batch of chunks read into one array,
+    /// as zarr-python's `CodecPipeline` hands it. The windows are read
+    /// together, by one pool of `options.concurrent_target()` threads.
+    ///
+    /// For a typed buffer, pass `bytemuck::cast_slice_mut(&mut out)`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarrs::array::{ArrayBuilder, ArraySubset, CodecOptions, data_type};
+    /// use zarrs_extension_codecs::{ArrayReadExt, WindowAt};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let store = Arc::new(zarrs::storage::store::MemoryStore::new());
+    /// let array = ArrayBuilder::new(vec![4, 4], vec![2, 2], data_type::uint8(), 0u8)
+    ///     .build(store, "/")?;
+    /// array.store_array_subset(&array.subset_all(), (0..16u8).collect::<Vec<_>>())?;
+    ///
+    /// // Rows 0..2 and rows 2..4 of column 3, side by side in a 2 x 2 output.
+    /// let windows = [
+    ///     WindowAt { window: ArraySubset::new_with_ranges(&[0..2, 3..4]), at: vec![0, 0] },
+    ///     WindowAt { window: ArraySubset::new_with_ranges(&[2..4, 3..4]), at: vec![0, 1] },
+    /// ];
+    /// let mut out = [0u8; 4];
+    /// array.retrieve_windows_into_bytes_opt(&windows, &mut out, &[2, 2], &CodecOptions::default())?;
+    /// assert_eq!(out, [3, 11, 7, 15]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// If the data type has no fixed size or has a mask, a window reaches
+    /// outside the array, `out` does not hold `out_shape`'s elements, a
+    /// place reaches outside the output or two places share an element,
+    /// the array needs [`register_overrides`](crate::register_overrides)
+    /// to read right, or a chunk cannot be read or decoded (the error
+    /// names the array's path and the chunk's key). On error `out` may be
+    /// partly written.
+    fn retrieve_windows_into_bytes_opt(
+        &self,
+        windows: &[WindowAt],
+        out: &mut [u8],
+        out_shape: &[u64],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError>;
 }
 
 impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
@@ -155,6 +203,76 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
         check_output::<T>(call, self, subset, out.len())?;
         read_checked(self, subset, out, options)
     }
+
+    fn retrieve_windows_into_bytes_opt(
+        &self,
+        windows: &[WindowAt],
+        out: &mut [u8],
+        out_shape: &[u64],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError> {
+        let call = "retrieve_windows_into_bytes";
+        let data_type = self.data_type();
+        let size = match data_type.fixed_size() {
+            Some(size) if !data_type.is_optional() => size,
+            _ => {
+                return Err(element_error(format!(
+                    "{call}: data type {data_type} has no fixed size or has a mask; read it \
+                     with retrieve_array_subset::<ArrayBytes>() instead"
+                )));
+            }
+        };
+        for part in windows {
+            if part.window.dimensionality() != self.dimensionality() {
+                return Err(ArrayError::InvalidArraySubset(
+                    part.window.clone(),
+                    self.shape().to_vec(),
+                ));
+            }
+            check_inside(call, self, &part.window)?;
+        }
+        crate::validate::check_overrides(self)?;
+        placement::check(windows, out_shape, out.len(), size)
+            .map_err(|e| element_error(format!("{call}: array {}: {e}", self.path())))?;
+        let engine = engine::Engine::for_array(self);
+        let mut attempt = || match &engine {
+            Some(engine) => engine::read_placed(self, engine, windows, out, out_shape, options),
+            None => read_placed_by_zarrs(self, windows, out, out_shape, size, options),
+        };
+        match attempt() {
+            Err(error) if is_object_changed(&error) => attempt(),
+            result => result,
+        }
+    }
+}
+
+/// [`ArrayReadExt::retrieve_windows_into_bytes_opt`] for an array the
+/// engine does not read: zarrs reads each window into its place, the
+/// windows spread over the threads of `options`.
+fn read_placed_by_zarrs<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    windows: &[WindowAt],
+    out: &mut [u8],
+    out_shape: &[u64],
+    size: usize,
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let live: Vec<&WindowAt> = windows.iter().filter(|w| !w.window.is_empty()).collect();
+    let threads = options.concurrent_target().max(1);
+    let workers = threads.min(live.len()).max(1);
+    let inner = options.with_concurrent_target((threads / workers).max(1));
+    let cells = UnsafeCellSlice::new(out);
+    engine::for_each_parallel(&live, workers, |part| {
+        let place = part.destination().map_err(ArrayError::Other)?;
+        // SAFETY: `placement::check` found every place inside `out_shape`
+        // and no two non-empty places sharing an element, so this view
+        // overlaps no other alive; `out` stays mutably borrowed by `cells`
+        // until every view is dropped.
+        let mut view = unsafe { ArrayBytesFixedDisjointView::new(cells, size, out_shape, place) }?;
+        array
+            .retrieve_array_subset_into_opt(&part.window, (&mut view).into(), &inner)
+            .map_err(|error| locate(array, &part.window, error, &inner))
+    })
 }
 
 /// Decode `subset` into `out`, whose length and element type are checked:

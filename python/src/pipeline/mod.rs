@@ -3,14 +3,15 @@
 //! the chunks of a batch straight into zarr's output and encodes chunks for
 //! writes.
 //!
-//! Glue only: zarrs (with this crate's codecs and
-//! [`register_overrides`](zarrs_extension_codecs::register_overrides)) does
-//! every decode and encode, through
-//! [`Array::retrieve_array_subset_into_opt`], the call the crate's
-//! [`ArrayReadExt`](zarrs_extension_codecs::ArrayReadExt) reads with. This
-//! module checks what Python hands it ([`regions`]), makes the output views,
-//! and runs the chunks of a batch in parallel on one pool ([`threads`]) with
-//! the GIL released.
+//! Glue only: the crate's read engine, through
+//! [`ArrayReadExt::retrieve_windows_into_bytes_opt`] (the path of the
+//! crate's own `ArrayReadExt` reads: a shard's inner chunks in one request,
+//! each chunk decoded straight into its place in zarr's output), and zarrs
+//! with this crate's codecs and
+//! [`register_overrides`](zarrs_extension_codecs::register_overrides) for
+//! encoding. This module checks what Python hands it ([`regions`]) and runs
+//! a batch's chunks together on one pool of threads ([`threads`]) with the
+//! GIL released.
 //!
 //! The chunks come from one of two places:
 //! - a zarrs `FilesystemStore` at the array's directory (zarr's `LocalStore`):
@@ -32,13 +33,14 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
-use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::codec::api::ArrayToBytesCodecTraits;
-use zarrs::array::{Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayMetadata, CodecOptions};
+use zarrs::array::{Array, ArrayBytes, ArrayMetadata, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
-use zarrs_extension_codecs::{error_chain, register_overrides, validate_codecs_for_reading};
+use zarrs_extension_codecs::{
+    ArrayReadExt, WindowAt, error_chain, register_overrides, validate_codecs_for_reading,
+};
 
 use regions::Region;
 pub use threads::pipeline_threads;
@@ -157,7 +159,7 @@ impl ChunkArray {
         let out_shape: Vec<u64> = out.shape().iter().map(|&n| n as u64).collect();
         let key = |coords: &[u64]| self.chunk_key(coords.to_vec());
         regions::check(&self.array, &regions, &out_shape, key).map_err(PyValueError::new_err)?;
-        let size = self.element_size(out)?;
+        self.element_size(out)?;
 
         let given;
         let mut present: Option<Vec<bool>> = None;
@@ -202,7 +204,7 @@ impl ChunkArray {
             .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
         let pool = threads::pool(threads)?;
         py.detach(|| {
-            read_regions(array, &regions, dst, size, &out_shape, &pool, threads)?;
+            read_regions(array, &regions, dst, &out_shape, &pool, threads)?;
             match present {
                 Some(present) => Ok(present),
                 None => stored(array, &regions, &pool),
@@ -306,45 +308,32 @@ fn stored(
 }
 
 /// Decode every region into `dst`, the bytes of an output of `out_shape`
-/// elements of `size` bytes, on `pool`.
+/// elements, through the crate's read engine: the regions are read
+/// together by `threads` threads, each inner chunk or chunk decoded
+/// straight into its place in `dst`.
 fn read_regions(
     array: &Array<dyn ReadableStorageTraits>,
     regions: &[Region],
     dst: &mut [u8],
-    size: usize,
     out_shape: &[u64],
     pool: &rayon::ThreadPool,
     threads: usize,
 ) -> Result<(), String> {
-    let live: Vec<&Region> = regions.iter().filter(|r| !r.is_empty()).collect();
-    // Threads left over once every chunk has one go to the codecs within a
-    // chunk (zarrs splits large chunks, and this crate's kernels too).
-    let per_chunk = (threads / live.len().max(1)).max(1);
-    let options = CodecOptions::default().with_concurrent_target(per_chunk);
-    let cells = UnsafeCellSlice::new(dst);
-    let read = |region: &&Region| -> Result<(), String> {
-        let key = array.chunk_key(&region.coords);
-        let name = key.as_str().trim_start_matches('/');
-        let subset = region
-            .array_subset(array)
-            .map_err(|e| format!("chunk {name}: {e}"))?;
-        // SAFETY: `regions::check` found every output part inside
-        // `out_shape` and no two non-empty parts sharing an element, so the
-        // views made here, one per part, never overlap; `dst` stays
-        // mutably borrowed (by `cells`) until all of them are dropped.
-        let mut view = unsafe {
-            ArrayBytesFixedDisjointView::new(cells, size, out_shape, region.out_subset())
-        }
-        .map_err(|e| format!("chunk {name}: {e}"))?;
-        array
-            .retrieve_array_subset_into_opt(&subset, (&mut view).into(), &options)
-            .map_err(|e| format!("chunk {name}: {}", error_chain(&e)))
-    };
-    pool.install(|| {
-        if live.len() == 1 {
-            read(&live[0])
-        } else {
-            live.par_iter().try_for_each(read)
-        }
-    })
+    let windows = regions
+        .iter()
+        .map(|region| {
+            let window = region
+                .array_subset(array)
+                .map_err(|e| format!("chunk {}: {e}", array.chunk_key(&region.coords).as_str()))?;
+            Ok(WindowAt {
+                window,
+                at: region.out.iter().map(|r| r.start).collect(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let options = CodecOptions::default().with_concurrent_target(threads);
+    // The engine's own threads decode; inside the pool, the codecs' parallel
+    // loops (zarrs', this crate's kernels) stay within its limit.
+    pool.install(|| array.retrieve_windows_into_bytes_opt(&windows, dst, out_shape, &options))
+        .map_err(|e| error_chain(&e))
 }

@@ -1,12 +1,11 @@
 //! The regions of one batch: which part of which chunk goes where in the
 //! output, checked before any view of the output is made.
 //!
-//! The views zarrs decodes into may only be made for disjoint parts of one
-//! buffer ([`ArrayBytesFixedDisjointView`](zarrs::array::ArrayBytesFixedDisjointView)
-//! is `unsafe` to make for that reason), so every region is checked here:
-//! chunk coordinates inside the chunk grid, the chunk part inside the chunk,
-//! the output part inside the output, both of one shape, and no two output
-//! parts sharing an element.
+//! Every region is checked here, so that a message names its chunk:
+//! chunk coordinates inside the chunk grid, the chunk part inside the
+//! chunk, the output part inside the output, both of one shape. That no
+//! two output parts share an element, the crate's read checks itself
+//! before it makes any view of the output.
 
 use std::ops::Range;
 
@@ -23,11 +22,6 @@ pub struct Region {
 }
 
 impl Region {
-    /// Whether the region holds no element (nothing to read or write).
-    pub fn is_empty(&self) -> bool {
-        self.out.iter().any(|r| r.start >= r.end)
-    }
-
     /// The part of the array this region reads.
     pub fn array_subset<S: ?Sized>(&self, array: &Array<S>) -> Result<ArraySubset, String> {
         let origin = array
@@ -40,11 +34,6 @@ impl Region {
             .map(|(r, o)| r.start + o..r.end + o)
             .collect();
         Ok(ArraySubset::new_with_ranges(&ranges))
-    }
-
-    /// The output part as a subset of the output.
-    pub fn out_subset(&self) -> ArraySubset {
-        ArraySubset::new_with_ranges(&self.out)
     }
 }
 
@@ -103,51 +92,6 @@ pub fn check<S: ?Sized>(
                     "chunk {name}: dimension {d} reads {} elements into {}",
                     c.end - c.start,
                     o.end - o.start
-                ));
-            }
-        }
-    }
-    disjoint(regions, key)
-}
-
-/// Whether two boxes share an element.
-fn overlap(a: &[Range<u64>], b: &[Range<u64>]) -> bool {
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| x.start < y.end && y.start < x.end)
-}
-
-/// No two non-empty output parts share an element. Sorted by their start in
-/// the first dimension, each part is compared only with those that start
-/// before it ends there: a grid of chunks costs one row per part, not the
-/// whole batch.
-fn disjoint(regions: &[Region], key: impl Fn(&[u64]) -> String) -> Result<(), String> {
-    let mut order: Vec<&Region> = regions.iter().filter(|r| !r.is_empty()).collect();
-    if order.first().is_none_or(|r| r.out.is_empty()) {
-        // Zero-dimensional: at most one element, so at most one region.
-        return if order.len() > 1 {
-            Err(format!(
-                "chunks {} and {} are both read into the one element of the output",
-                key(&order[0].coords),
-                key(&order[1].coords)
-            ))
-        } else {
-            Ok(())
-        };
-    }
-    order.sort_by_key(|r| r.out[0].start);
-    for (i, a) in order.iter().enumerate() {
-        for b in &order[i + 1..] {
-            if b.out[0].start >= a.out[0].end {
-                break;
-            }
-            if overlap(&a.out, &b.out) {
-                return Err(format!(
-                    "chunks {} and {} are read into overlapping parts of the output ({:?} and {:?})",
-                    key(&a.coords),
-                    key(&b.coords),
-                    a.out,
-                    b.out
                 ));
             }
         }

@@ -59,6 +59,8 @@ use zarrs::storage::ReadableStorageTraits;
 
 pub(crate) use plan::Engine;
 
+use super::placement::{self, WindowAt};
+
 /// Fetches in flight at most on the async API.
 #[cfg(feature = "async")]
 pub(crate) const ASYNC_IN_FLIGHT: usize = 16;
@@ -72,29 +74,66 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
     out: &mut [u8],
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
-    let units = plan::units(array, window)?;
-    let store = array.storage();
     let shape = window.shape().to_vec();
-    let expected = window.num_elements_usize() * engine.element_size;
-    if out.len() != expected {
-        return Err(ArrayError::Other(format!(
-            "output of {} bytes for a window of {expected} bytes",
-            out.len()
-        )));
+    let placed = [WindowAt {
+        window: window.clone(),
+        at: vec![0; shape.len()],
+    }];
+    read_placed(array, engine, &placed, out, &shape, options)
+}
+
+/// Read each window of `placed` into its place in `out`, the bytes of an
+/// output of `out_shape` elements (C order), with `engine` made for
+/// `array`: the units of every window planned together, so that one pool
+/// of workers reads them all.
+///
+/// The windows must lie inside the array; their places are checked here
+/// (inside the output, no two sharing an element) before any view of
+/// `out` is made.
+pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    engine: &Engine,
+    placed: &[WindowAt],
+    out: &mut [u8],
+    out_shape: &[u64],
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    placement::check(placed, out_shape, out.len(), engine.element_size)
+        .map_err(ArrayError::Other)?;
+    let mut units = Vec::new();
+    for part in placed {
+        if part.window.is_empty() {
+            continue;
+        }
+        for mut unit in plan::units(array, &part.window)? {
+            // The unit's part, from the window's coordinates to the output's.
+            let start: Vec<u64> = unit
+                .out
+                .start()
+                .iter()
+                .zip(&part.at)
+                .map(|(a, b)| a + b)
+                .collect();
+            unit.out = ArraySubset::new_with_start_shape(start, unit.out.shape().to_vec())?;
+            units.push(unit);
+        }
     }
+    let store = array.storage();
     let cells = UnsafeCellSlice::new(out);
     let threads = options.concurrent_target().max(1);
     let workers = threads.min(units.len()).max(1);
     let inner = options.with_concurrent_target((threads / workers).max(1));
     let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
         if engine.zarrs_reads(unit) {
-            // SAFETY: units partition the window; this view is the only
-            // one of the unit's part while it lives.
+            // SAFETY: `placement::check` found the windows' places disjoint
+            // and inside the output, and the units of a window partition
+            // it: this view is the only one of the unit's part while it
+            // lives.
             let mut view = unsafe {
                 ArrayBytesFixedDisjointView::new(
                     cells,
                     engine.element_size,
-                    &shape,
+                    out_shape,
                     unit.out.clone(),
                 )
             }
@@ -106,26 +145,35 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
         let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
         let target = decode::Target {
             cells,
-            shape: &shape,
+            shape: out_shape,
             offset: unit.out.start(),
         };
         decode::decode_unit(engine, unit, fetched, target, &inner)
     };
-    if workers == 1 {
-        return units.iter().try_for_each(run);
+    for_each_parallel(&units, workers, run)
+}
+
+/// `run` on every item of `items`, taken in order by `workers` threads;
+/// the first error (by item) is returned and stops the others at their
+/// next item.
+pub(crate) fn for_each_parallel<I: Sync>(
+    items: &[I],
+    workers: usize,
+    run: impl Fn(&I) -> Result<(), ArrayError> + Sync,
+) -> Result<(), ArrayError> {
+    if workers <= 1 || items.len() <= 1 {
+        return items.iter().try_for_each(run);
     }
-    // Units taken in order by `workers` threads; the first error (by unit)
-    // is returned and stops the others at their next unit.
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<(usize, ArrayError)>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..workers {
+        for _ in 0..workers.min(items.len()) {
             scope.spawn(|| {
                 while !failed.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(unit) = units.get(i) else { break };
-                    if let Err(e) = run(unit) {
+                    let Some(item) = items.get(i) else { break };
+                    if let Err(e) = run(item) {
                         failed.store(true, Ordering::Relaxed);
                         let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
                         if first.as_ref().is_none_or(|(j, _)| i < *j) {

@@ -140,8 +140,10 @@ fn fused_decode_allocates_no_chunk_sized_buffer() {
     assert_eq!(bytemuck::cast_slice::<f64, u8>(&out), &zarrs_bytes[..]);
     let chunk_bytes = n * 8;
     assert!(zarrs >= chunk_bytes, "zarrs' largest allocation: {zarrs}");
+    // Its largest: the lookup table of a two-byte stored type (65,536
+    // final values, 512 KiB of float64), whatever the chunk's size.
     assert!(
-        fused < 64 << 10,
+        fused <= 512 << 10,
         "the fused decode allocated {fused} bytes at once (chunk: {chunk_bytes})"
     );
 }

@@ -40,6 +40,7 @@
 #![allow(dead_code)]
 
 mod fused;
+mod table;
 #[cfg(test)]
 mod tests;
 mod window;

@@ -24,6 +24,7 @@ use zarrs::array::codec::{BytesCodec as ZarrsBytesCodec, CodecChain};
 use zarrs::array::{ArraySubset, DataType, Endianness, FillValue};
 use zarrs::plugin::ZarrVersion;
 
+use super::table::Tables;
 use super::window::{OutputWindow, Runs};
 use crate::codec::bytes::BytesCodec;
 use crate::codec::cast_value::CastValueCodec;
@@ -60,6 +61,8 @@ pub(super) struct Fused {
     /// The bytes->bytes codecs in decode order (last in the chain first),
     /// each with the representation it decodes to.
     bytes_to_bytes: Vec<(Arc<dyn BytesToBytesCodecTraits>, BytesRepresentation)>,
+    /// The decode as a lookup table, for stored types of one or two bytes.
+    tables: Option<Tables>,
 }
 
 /// Stored types whose `bytes` encoding is the element's bytes in the given
@@ -176,13 +179,19 @@ impl Fused {
             .zip(representations)
             .rev()
             .collect();
-        Some(Self {
+        let mut fused = Self {
             stored,
             swap,
             cast,
             scale_offset,
             bytes_to_bytes,
-        })
+            tables: None,
+        };
+        let out_size = data_type.fixed_size()?;
+        fused.tables = Tables::new(stored.size(), out_size, |src, dst| {
+            fused.decode_kernels(src, dst).is_ok()
+        });
+        Some(fused)
     }
 
     /// Decode `chunk_subset` of the chunk `encoded` (of `chunk_shape`) into
@@ -314,8 +323,22 @@ impl Fused {
     }
 
     /// Decode one block of stored elements (native byte order) into
-    /// `target`, as many elements of the array's type.
+    /// `target`, as many elements of the array's type: by the table where
+    /// there is one, else by the kernels.
     fn decode_block(&self, block: &[u8], target: &mut [u8]) -> Result<(), BlockError> {
+        let elements = block.len() / self.stored.size();
+        if let Some(tables) = &self.tables
+            && let Some(table) =
+                tables.get(elements, |src, dst| self.decode_kernels(src, dst).is_ok())
+        {
+            table.decode(block, target);
+            return Ok(());
+        }
+        self.decode_kernels(block, target)
+    }
+
+    /// [`decode_block`](Self::decode_block) by the kernels.
+    fn decode_kernels(&self, block: &[u8], target: &mut [u8]) -> Result<(), BlockError> {
         if let Some(plan) = &self.cast {
             plan.cast_bytes(block, target).map_err(BlockError::Cast)?;
         } else {

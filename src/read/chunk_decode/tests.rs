@@ -451,6 +451,49 @@ fn large_chunk_split_over_threads() {
     }
 }
 
+/// Every fused chain over a chunk of 327,680 elements, decoded whole twice
+/// by one decoder: one-byte stored types through their lookup table from
+/// the start, two-byte ones through the kernels until
+/// [`table::TWO_BYTE_AFTER`] elements and through their table after (the
+/// second decode all of it), each against zarrs' chain decode.
+#[test]
+#[cfg_attr(miri, ignore)] // megabytes of data
+fn lookup_tables_match_zarrs() {
+    let mut rng = SplitMix64(7);
+    let shape = vec![640u64, 512];
+    assert!(640 * 512 > super::table::TWO_BYTE_AFTER);
+    for chain in chains().iter().filter(|c| c.fused) {
+        let store = Arc::new(MemoryStore::new());
+        let array = ArrayBuilder::new(
+            shape.clone(),
+            shape.clone(),
+            chain.data_type.clone(),
+            chain.fill_value.clone(),
+        )
+        .array_to_array_codecs(chain.array_to_array.clone())
+        .array_to_bytes_codec(Arc::new(BytesCodec::little()))
+        .build(store, "/")
+        .unwrap();
+        let values: Vec<u8> = (0..640 * 512)
+            .flat_map(|_| (chain.value)(&mut rng))
+            .collect();
+        array
+            .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
+            .unwrap();
+        let decoder = decoder_for(&array, &[0, 0]);
+        assert!(decoder.is_fused(), "{}", chain.name);
+        let options = CodecOptions::default().with_concurrent_target(1);
+        let whole = ArraySubset::new_with_shape(shape.clone());
+        for pass in 0..2 {
+            let what = format!("{}: pass {pass}", chain.name);
+            assert!(
+                !check_chunk(&mut rng, &array, &decoder, &[0, 0], &whole, &options, &what),
+                "{what}: both failed"
+            );
+        }
+    }
+}
+
 /// Stored integers that `scale_offset` cannot decode (not a multiple of
 /// the scale) fail in both decoders, and the error names the codec.
 #[test]

@@ -461,7 +461,7 @@ fn large_chunk_split_over_threads() {
 fn lookup_tables_match_zarrs() {
     let mut rng = SplitMix64(7);
     let shape = vec![640u64, 512];
-    assert!(640 * 512 > super::table::TWO_BYTE_AFTER);
+    const { assert!(640 * 512 > super::table::TWO_BYTE_AFTER) };
     for chain in chains().iter().filter(|c| c.fused) {
         let store = Arc::new(MemoryStore::new());
         let array = ArrayBuilder::new(

@@ -58,14 +58,15 @@ def main() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for group, py_case, title in CASES:
         base = {}
-        for pipeline in ("fused", "batched"):
+        for pipeline in ("fused", "batched", "codecpipeline"):
             cells = []
             for workers in (1, cpus):
                 r = zp.get((f"zarr-python {pipeline}", workers, py_case))
                 if pipeline == "fused" and r:
                     base[workers] = r["seconds"]
                 cells.append(r)
-            line = [title, f"zarr-python {pipeline}"]
+            label = {"codecpipeline": "zarr-python + `zarrs_extension_codecs.CodecPipeline`"}
+            line = [title, label.get(pipeline, f"zarr-python {pipeline}")]
             for r, workers in zip(cells, (1, cpus)):
                 if r is None:
                     line += ["-", "-"]

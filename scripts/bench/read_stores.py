@@ -12,6 +12,9 @@ stored as uint8 through scale_offset + cast_value, NaN <-> 0):
                 scale 10) + cast_value, no compressor
 
 Every read allocates a fresh output (numpy, as a user's `arr[...]` does).
+Readers: zarr's FusedCodecPipeline and BatchedCodecPipeline (zarr's own
+classes), and this package's `zarrs_extension_codecs.CodecPipeline` (its
+wheel installed in the venv; the crate's read engine behind zarr's API).
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ def configure(pipeline: str, workers: int) -> None:
     path = {
         "fused": "zarr.core.codec_pipeline.FusedCodecPipeline",
         "batched": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+        # This package's pipeline (the Rust read engine behind zarr's API).
+        "codecpipeline": "zarrs_extension_codecs.CodecPipeline",
     }[pipeline]
     zarr.config.set(
         {
@@ -127,7 +132,7 @@ def bench(root: Path, out: Path, reps: int) -> None:
     cpus = os.cpu_count() or 1
     results = []
     reference = values()
-    for pipeline in ("fused", "batched"):
+    for pipeline in ("fused", "batched", "codecpipeline"):
         for workers in sorted({1, cpus}):
             configure(pipeline, workers)
             whole = zarr.open_array(str(root / "whole.zarr"), mode="r")

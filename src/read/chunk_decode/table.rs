@@ -137,14 +137,18 @@ impl Table<'_> {
 
     fn lookup<const W: usize>(&self, block: &[u8], target: &mut [u8]) {
         // Fixed-size arrays: each entry is one load and one store, whatever
-        // the alignment of the output.
+        // the alignment of the output; a table of exactly 256 or 65,536
+        // entries indexed by a `u8` or `u16` needs no bounds check.
         let (entries, _) = self.entries.as_chunks::<W>();
         let (out, _) = target.as_chunks_mut::<W>();
         if self.stored_size == 1 {
+            let entries: &[[u8; W]; 256] = entries[..256].try_into().expect("256 entries");
             for (dst, &value) in out.iter_mut().zip(block) {
                 *dst = entries[usize::from(value)];
             }
         } else {
+            let entries: &[[u8; W]; 65536] =
+                entries[..65536].try_into().expect("65,536 entries");
             let (values, _) = block.as_chunks::<2>();
             for (dst, &value) in out.iter_mut().zip(values) {
                 *dst = entries[usize::from(u16::from_ne_bytes(value))];

@@ -387,6 +387,52 @@ fn large_read(mut metadata: Value, chunk_shape: &[u64], data_type: &DataType, ch
     }
 }
 
+/// `window` read by `retrieve_windows_into_bytes_opt` as its top and bottom
+/// halves (first dimension), the bottom placed first in the output, then
+/// put back in order; one placement for a window of fewer than two rows.
+fn placed_halves<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    window: &ArraySubset,
+    size: usize,
+) -> Result<Vec<u8>, zarrs::array::ArrayError> {
+    use zarrs_extension_codecs::{ArrayReadExt, WindowAt};
+    let shape = window.shape().to_vec();
+    let mut out = vec![0xA5u8; window.num_elements_usize() * size];
+    let options = CodecOptions::default();
+    if shape.first().is_none_or(|&rows| rows < 2) {
+        let placed = [WindowAt {
+            window: window.clone(),
+            at: vec![0; shape.len()],
+        }];
+        array.retrieve_windows_into_bytes_opt(&placed, &mut out, &shape, &options)?;
+        return Ok(out);
+    }
+    let (rows, start) = (shape[0], window.start()[0]);
+    let top_rows = rows / 2;
+    let part = |from: u64, len: u64| {
+        let mut ranges = window.to_ranges();
+        ranges[0] = from..from + len;
+        ArraySubset::new_with_ranges(&ranges)
+    };
+    let mut top_at = vec![0; shape.len()];
+    top_at[0] = rows - top_rows;
+    let placed = [
+        WindowAt {
+            window: part(start, top_rows),
+            at: top_at,
+        },
+        WindowAt {
+            window: part(start + top_rows, rows - top_rows),
+            at: vec![0; shape.len()],
+        },
+    ];
+    array.retrieve_windows_into_bytes_opt(&placed, &mut out, &shape, &options)?;
+    let row_bytes = out.len() / rows as usize;
+    let split = (rows - top_rows) as usize * row_bytes;
+    let (bottom, top) = out.split_at(split);
+    Ok([top, bottom].concat())
+}
+
 /// `ArrayReadExt`'s typed reads of `window` (a new vector, and a slice
 /// filled with a pattern first) give what zarrs' byte read gave, or both fail.
 /// Returns whether the typed reads ran and succeeded.
@@ -409,6 +455,19 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
         let mut slice = vec![T::zeroed(); window.num_elements_usize()];
         bytemuck::cast_slice_mut::<T, u8>(&mut slice).fill(0xA5);
         let sliced = array.retrieve_array_subset_into_slice::<T>(window, &mut slice);
+        // The same window as two placed halves, swapped in one output: the
+        // same values where both read. (Either may fail alone: a part of a
+        // chunk is decoded through a region around it, which differs with
+        // the window, and an element there that cannot be decoded fails
+        // the read whose region holds it, as in zarrs' own reads.)
+        let placed = placed_halves(array, window, size_of::<T>());
+        if let (Ok(placed), Ok(typed)) = (&placed, &typed) {
+            assert_eq!(
+                placed.as_slice(),
+                bytemuck::cast_slice::<T, u8>(typed),
+                "placed windows"
+            );
+        }
         match (zarrs_read, typed, sliced) {
             (Ok(ArrayBytes::Fixed(want)), Ok(typed), Ok(())) => {
                 assert_eq!(

@@ -24,7 +24,7 @@ use zarrs::array::codec::{BytesCodec as ZarrsBytesCodec, CodecChain};
 use zarrs::array::{ArraySubset, DataType, Endianness, FillValue};
 use zarrs::plugin::ZarrVersion;
 
-use super::table::Tables;
+use super::table::{STREAM_FROM_BYTES, Tables};
 use super::window::{OutputWindow, Runs};
 use crate::codec::bytes::BytesCodec;
 use crate::codec::cast_value::CastValueCodec;
@@ -233,9 +233,11 @@ impl Fused {
             .expect("a window of an addressable output");
         let widest = size.max(out.element_size());
         let parts = part_count(total, widest, options.concurrent_target());
+        let output_bytes = out.shape().iter().product::<u64>() * out.element_size() as u64;
+        let stream = output_bytes >= STREAM_FROM_BYTES as u64;
         let out = &*out;
         try_ranges(total, parts, |elements| {
-            self.decode_elements(&stored, &src_runs, &dst_runs, elements, out)
+            self.decode_elements(&stored, &src_runs, &dst_runs, elements, out, stream)
         })
     }
 
@@ -262,6 +264,7 @@ impl Fused {
         dst_runs: &Runs,
         elements: Range<usize>,
         out: &OutputWindow<'_>,
+        stream: bool,
     ) -> Result<(), CodecError> {
         let size = self.stored.size();
         let len = src_runs.len;
@@ -274,7 +277,7 @@ impl Fused {
             let src = src_runs.start_of(run) + within;
             let dst = dst_runs.start_of(run) + within;
             let run = &stored[src * size..(src + n) * size];
-            self.decode_run(run, src, dst, out, &mut buffer)?;
+            self.decode_run(run, src, dst, out, &mut buffer, stream)?;
             at += n;
         }
         Ok(())
@@ -290,6 +293,7 @@ impl Fused {
         dst: usize,
         out: &OutputWindow<'_>,
         buffer: &mut [u64; BLOCK],
+        stream: bool,
     ) -> Result<(), CodecError> {
         let size = self.stored.size();
         let n = src.len() / size;
@@ -315,7 +319,7 @@ impl Fused {
             // `try_ranges` do not overlap, and a run is walked block by
             // block); the slice is dropped before the next block.
             let target = unsafe { out.segment_mut(dst + start..dst + end) };
-            self.decode_block(block, target)
+            self.decode_block(block, target, stream)
                 .map_err(|e| e.at(first + start, self))?;
             start = end;
         }
@@ -324,14 +328,20 @@ impl Fused {
 
     /// Decode one block of stored elements (native byte order) into
     /// `target`, as many elements of the array's type: by the table where
-    /// there is one, else by the kernels.
-    fn decode_block(&self, block: &[u8], target: &mut [u8]) -> Result<(), BlockError> {
+    /// there is one (`stream`: into an output large enough for
+    /// non-temporal stores), else by the kernels.
+    fn decode_block(
+        &self,
+        block: &[u8],
+        target: &mut [u8],
+        stream: bool,
+    ) -> Result<(), BlockError> {
         let elements = block.len() / self.stored.size();
         if let Some(tables) = &self.tables
             && let Some(table) =
                 tables.get(elements, |src, dst| self.decode_kernels(src, dst).is_ok())
         {
-            table.decode(block, target);
+            table.decode(block, target, stream);
             return Ok(());
         }
         self.decode_kernels(block, target)

@@ -494,6 +494,78 @@ fn lookup_tables_match_zarrs() {
     }
 }
 
+/// Into an output of [`table::STREAM_FROM_BYTES`] or more, one- and
+/// two-byte stored types decode to float64 through non-temporal stores
+/// (on x86-64): a chunk decoded into a window of a 16 MiB output gives
+/// zarrs' values there and leaves the rest alone.
+#[test]
+#[cfg_attr(miri, ignore)] // 16 MiB output
+fn large_outputs_take_streaming_stores() {
+    let mut rng = SplitMix64(11);
+    let out_shape = [2048u64, 1024];
+    let size = 8;
+    let len = (out_shape[0] * out_shape[1]) as usize * size;
+    assert!(len >= super::table::STREAM_FROM_BYTES);
+    for chain in chains()
+        .iter()
+        .filter(|c| c.fused && c.data_type == data_type::float64())
+    {
+        let store = Arc::new(MemoryStore::new());
+        let shape = vec![600u64, 500];
+        let array = ArrayBuilder::new(
+            shape.clone(),
+            shape.clone(),
+            chain.data_type.clone(),
+            chain.fill_value.clone(),
+        )
+        .array_to_array_codecs(chain.array_to_array.clone())
+        .array_to_bytes_codec(Arc::new(BytesCodec::little()))
+        .build(store, "/")
+        .unwrap();
+        let values: Vec<u8> = (0..600 * 500)
+            .flat_map(|_| (chain.value)(&mut rng))
+            .collect();
+        array
+            .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
+            .unwrap();
+        let decoder = decoder_for(&array, &[0, 0]);
+        let options = CodecOptions::default().with_concurrent_target(1);
+        let part = ArraySubset::new_with_ranges(&[3..597, 1..499]);
+        let expected = array
+            .retrieve_chunk_subset_opt::<ArrayBytes<'static>>(&[0, 0], &part, &options)
+            .unwrap()
+            .into_fixed()
+            .unwrap()
+            .into_owned();
+        let encoded = array.retrieve_encoded_chunk(&[0, 0]).unwrap().unwrap();
+        // `u64`s underneath: aligned, as a float64 output is.
+        let mut backing = vec![u64::from_ne_bytes([GUARD; 8]); len / 8];
+        let out: &mut [u8] = bytemuck::cast_slice_mut(&mut backing);
+        let place =
+            ArraySubset::new_with_start_shape(vec![1000, 300], part.shape().to_vec()).unwrap();
+        let cells = unsafe_cell_slice::UnsafeCellSlice::new(&mut *out);
+        // SAFETY: the only window over `out` in this test.
+        let mut target =
+            unsafe { OutputWindow::new(cells, size, &out_shape, place.clone()) }.unwrap();
+        decoder
+            .decode_into(Some(&encoded), &part, &mut target, &options)
+            .unwrap();
+        drop(target);
+        let row = |r: u64| (r * out_shape[1]) as usize * size;
+        let mut got = Vec::with_capacity(expected.len());
+        for r in 1000..1000 + 594 {
+            got.extend_from_slice(&out[row(r) + 300 * size..row(r) + (300 + 498) * size]);
+            assert!(out[row(r)..row(r) + 300 * size].iter().all(|&b| b == GUARD));
+        }
+        assert!(got == expected, "{}: values differ", chain.name);
+        assert!(
+            out[..row(1000)].iter().all(|&b| b == GUARD),
+            "{}",
+            chain.name
+        );
+    }
+}
+
 /// Stored integers that `scale_offset` cannot decode (not a multiple of
 /// the scale) fail in both decoders, and the error names the codec.
 #[test]

@@ -469,3 +469,49 @@ def test_reads_in_a_forked_child(tmp_path: Path) -> None:
     want = _read_sum(str(tmp_path))
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply_async(_read_sum, (str(tmp_path),)).get(timeout=60) == want
+
+
+def _read_array(arr: zarr.Array) -> np.ndarray:
+    return np.asarray(arr[...])
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_sharded_array_reads_in_a_forked_child(tmp_path: Path) -> None:
+    """zarr's test_multiprocessing[shards1-local-fork]: a sharded array
+    opened (and read) through the pipeline in the parent, pickled to a child
+    made by fork(), reads there. Checking a sharded chain once ran zarrs'
+    sharding encode on rayon's global pool, which the parent then had and
+    the child inherited without its threads: the child waited forever."""
+    import multiprocessing
+
+    data = np.arange(100 * 24, dtype="int32").reshape(100, 24)
+    zarr.create_array(tmp_path, data=data, shards=(20, 12), chunks=(5, 4))
+    with zarr.config.set(OURS):
+        arr = zarr.open_array(tmp_path, mode="r")
+        assert isinstance(arr._async_array.codec_pipeline, zec.CodecPipeline)
+        same(arr[...], data)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        # The array pickled (with its pipeline), and the same store opened anew.
+        got = pool.apply_async(_read_array, (arr,)).get(timeout=60)
+        same(got, data)
+        assert pool.apply_async(_read_sum, (str(tmp_path),)).get(timeout=60) == data.sum()
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_array_pickles_after_a_read(tmp_path: Path, kind: str) -> None:
+    """An array read through the pipeline pickles (dask, multiprocessing
+    send arrays so), and the copy reads zarr's values: the zarrs arrays the
+    pipeline opened are a cache, not part of the pickle."""
+    import pickle
+
+    store = LocalStore(tmp_path) if kind == "local" else MemoryStore()
+    data = np.arange(30 * 7, dtype="float32").reshape(30, 7)
+    zarr.create_array(store, data=data, chunks=(8, 3))
+    want = zarr.open_array(store, mode="r")[...]
+    with zarr.config.set({**OURS, "codec_pipeline.fallback": "raise"}):
+        arr = zarr.open_array(store, mode="r")
+        same(arr[...], want)
+        copy = pickle.loads(pickle.dumps(arr))
+        assert isinstance(copy._async_array.codec_pipeline, zec.CodecPipeline)
+        same(copy[...], want)
+        same(copy[3:17, 1:5], want[3:17, 1:5])

@@ -6,9 +6,11 @@
 #
 #   bash scripts/python/test_package.sh            # from any directory
 #
-# What runs where: on 3.12, the package's tests and zarr-python's own codec tests
-# (python/tests/zarr_upstream); on 3.13, the same package tests and zarr's codec tests
-# again (the wheel is the same abi3 build; the interpreter, numpy and zarr's wheels are not).
+# What runs where: on 3.12, the package's tests and zarr-python's own tests
+# (python/tests/zarr_upstream: its scale_offset and cast_value tests, then its array,
+# codec, sharding and indexing tests with the pipeline selected); on 3.13, the same package
+# tests and zarr's scale_offset and cast_value tests again (the wheel is the same abi3
+# build; the interpreter, numpy and zarr's wheels are not).
 #
 # Needs Rust, and Python 3.12 and 3.13 for scripts/python/setup_venv.sh (run first here).
 set -euo pipefail
@@ -41,7 +43,7 @@ for venv in .venv .venv-3.13; do
         python/tests/zarr_upstream/tests/test_codecs/test_scale_offset.py \
         python/tests/zarr_upstream/tests/test_codecs/test_cast_value.py
 done
-# zarr's codec, sharding and indexing tests with zarrs_extension_codecs.CodecPipeline
+# zarr's array, codec, sharding and indexing tests with zarrs_extension_codecs.CodecPipeline
 # selected (pytest-asyncio runs their async fixtures, as in zarr's own set-up), on 3.12
 # (the package's own pipeline tests above run on both). Not here: zarr's pipeline suite
 # (its classes name zarr's two pipelines; python/tests/test_pipeline_suite.py runs it

@@ -119,6 +119,12 @@ class _Native:
     arrays: dict[str, ChunkArray] = field(default_factory=dict)
     detached: list[ChunkArray] = field(default_factory=list)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # zarr arrays are pickled with their pipeline (dask, multiprocessing):
+        # the zarrs arrays opened so far are a cache, made again on first use
+        # (native objects do not pickle).
+        return {**self.__dict__, "arrays": {}, "detached": []}
+
     def array(self, prefix: str | None) -> ChunkArray:
         """The zarrs array reading from the array's directory at `prefix`,
         or (`None`) from bytes handed in."""

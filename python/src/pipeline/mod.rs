@@ -103,7 +103,13 @@ impl ChunkArray {
                 error_chain(&e)
             ))
         })?;
-        validate_codecs_for_reading(&array).map_err(|e| PyValueError::new_err(error_chain(&e)))?;
+        // Checking the codecs encodes a sample chunk, which zarrs' sharding
+        // codec splits with `par_iter`: on one of the pipeline's pools, not
+        // on rayon's global pool, whose threads a child made by `fork()`
+        // does not have (it would wait for them forever; see `threads`).
+        threads::pool(1)?
+            .install(|| validate_codecs_for_reading(&array))
+            .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
         if !array.data_type().is_fixed() {
             return Err(PyTypeError::new_err(format!(
                 "data type {} has no fixed size",

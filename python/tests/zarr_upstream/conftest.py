@@ -30,3 +30,16 @@ zarr.config.update_defaults(
         }
     }
 )
+
+# zarr's conftest loads the hypothesis profile named by HYPOTHESIS_PROFILE
+# when it is imported; ../conftest.py has set that to one of this package's
+# profiles (zec-ci, zec-local), which exist only in this process. Import it
+# now, then take the variable out of the environment: a child process that
+# `spawn` or `forkserver` starts (zarr's test_multiprocessing) imports zarr's
+# conftest again to unpickle its task, and would otherwise fail there with
+# "Profile 'zec-ci' is not registered", leaving its pool waiting forever.
+import os  # noqa: E402
+
+import tests.conftest  # noqa: E402, F401
+
+os.environ.pop("HYPOTHESIS_PROFILE", None)

@@ -497,6 +497,37 @@ def test_sharded_array_reads_in_a_forked_child(tmp_path: Path) -> None:
         assert pool.apply_async(_read_sum, (str(tmp_path),)).get(timeout=60) == data.sum()
 
 
+def _read_scaled(path: str) -> np.ndarray:
+    with zec.enable():
+        return np.asarray(zarr.open_array(path, mode="r")[...])
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_classes_split_large_chunks_in_a_forked_child(tmp_path: Path) -> None:
+    """The package's classes split a chunk of 2 MiB or more across the
+    crate's own pool of threads; a child made by fork() has none of the
+    parent's threads, so a pool kept for the whole process once made the
+    child's read of such a chunk wait forever. The pool now belongs to a
+    process: the child starts its own."""
+    import multiprocessing
+
+    data = np.linspace(-5.0, 5.0, 1024 * 1024).reshape(1024, 1024)
+    zarr.create_array(
+        tmp_path,
+        shape=data.shape,
+        chunks=data.shape,
+        dtype="float64",
+        filters=[{"name": "scale_offset", "configuration": {"offset": 1.5, "scale": 4.0}}],
+        compressors=None,
+        fill_value=0.0,
+    )[...] = data
+    want = zarr.open_array(tmp_path, mode="r")[...]
+    with zec.enable():
+        same(zarr.open_array(tmp_path, mode="r")[...], want)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        same(pool.apply_async(_read_scaled, (str(tmp_path),)).get(timeout=60), want)
+
+
 @pytest.mark.parametrize("kind", ["local", "memory"])
 def test_array_pickles_after_a_read(tmp_path: Path, kind: str) -> None:
     """An array read through the pipeline pickles (dask, multiprocessing

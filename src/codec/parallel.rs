@@ -47,7 +47,7 @@
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 use rayon::iter::{IndexedParallelIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
@@ -138,19 +138,36 @@ where
 
 /// The pool the parts run on (see the module doc), or `None` if it cannot be
 /// started (the chunk is then converted in one piece).
-fn parts_pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            // Sized like the global pool (`RAYON_NUM_THREADS` included):
-            // `part_count` is only above 1 off every rayon pool, where this
-            // is the global pool's size.
-            .num_threads(rayon::current_num_threads())
-            .thread_name(|i| format!("zarrs_extension_codecs-parts-{i}"))
-            .build()
-            .ok()
-    })
-    .as_ref()
+///
+/// A child made by `fork()` has none of its parent's threads, so a pool
+/// inherited from the parent would never run what it is given (Python's
+/// `multiprocessing` forks): the pool belongs to a process id, and a child
+/// starts its own. The parent's is left alone in the child (dropping it
+/// would wait for threads that do not exist there).
+fn parts_pool() -> Option<Arc<rayon::ThreadPool>> {
+    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    // A panic while the lock was held cannot leave it half-changed (it is
+    // only ever replaced whole), so a poisoned lock is still good to use.
+    let mut pool = POOL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match &*pool {
+        Some((owner, pool)) if *owner == pid => return Some(pool.clone()),
+        Some(_) => std::mem::forget(pool.take()),
+        None => {}
+    }
+    let built = rayon::ThreadPoolBuilder::new()
+        // Sized like the global pool (`RAYON_NUM_THREADS` included):
+        // `part_count` is only above 1 off every rayon pool, where this is
+        // the global pool's size.
+        .num_threads(rayon::current_num_threads())
+        .thread_name(|i| format!("zarrs_extension_codecs-parts-{i}"))
+        .build()
+        .ok()
+        .map(Arc::new)?;
+    *pool = Some((pid, built.clone()));
+    Some(built)
 }
 
 /// A new buffer of `len` bytes (elements of `size` bytes), written part by

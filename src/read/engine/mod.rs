@@ -156,6 +156,14 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
 /// `run` on every item of `items`, taken in order by `workers` threads;
 /// the first error (by item) is returned and stops the others at their
 /// next item.
+///
+/// The workers are threads of their own (a sync read may block on a
+/// remote store for a while, which would idle a rayon pool's threads),
+/// except when the caller runs on a rayon pool (the Python pipeline's, in
+/// one per process): then they are that pool's, so that every parallel
+/// loop under them (rayon's `par_iter` in the decode, zarrs' own) stays in
+/// the caller's pool and its limit, and a process made by `fork()` never
+/// waits for threads it does not have.
 pub(crate) fn for_each_parallel<I: Sync>(
     items: &[I],
     workers: usize,
@@ -167,23 +175,34 @@ pub(crate) fn for_each_parallel<I: Sync>(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<(usize, ArrayError)>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(items.len()) {
-            scope.spawn(|| {
-                while !failed.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    if let Err(e) = run(item) {
-                        failed.store(true, Ordering::Relaxed);
-                        let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                        if first.as_ref().is_none_or(|(j, _)| i < *j) {
-                            *first = Some((i, e));
-                        }
-                    }
+    let work = || {
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            if let Err(e) = run(item) {
+                failed.store(true, Ordering::Relaxed);
+                let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *first = Some((i, e));
                 }
-            });
+            }
         }
-    });
+    };
+    let workers = workers.min(items.len());
+    if rayon::current_thread_index().is_some() {
+        rayon::in_place_scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(|_| work());
+            }
+            work();
+        });
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(work);
+            }
+        });
+    }
     match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
         None => Ok(()),

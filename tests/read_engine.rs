@@ -398,12 +398,14 @@ fn requests_per_window() {
     let (array, counts) = counted(&store);
     counts.take(); // opening read zarr.json
     let options = CodecOptions::default().with_concurrent_target(1);
-    // Inside one shard, four inner chunks: its index, then one call.
+    // Inside one shard, four inner chunks: its index, then one call for
+    // the chunks that asks for the index again (checked against the one
+    // their ranges came from).
     let window = ArraySubset::new_with_ranges(&[3..13, 2..9]);
     array
         .retrieve_array_subset_vec_opt::<u16>(&window, &options)
         .unwrap();
-    assert_eq!(counts.take(), [0, 2, 1 + 4]);
+    assert_eq!(counts.take(), [0, 2, 1 + (1 + 4)]);
     // The whole array: one get per shard (3 x 3, edge shards too, one of
     // them absent).
     array
@@ -558,6 +560,86 @@ fn a_truncated_shard_is_named() {
         let message = read_error(&array, &window);
         assert!(message.contains("c/0/0"), "{message}");
     }
+}
+
+/// A store that forwards to a [`MemoryStore`] and, at the first read of
+/// inner chunks of shard `c/0/0` (a call with a bounded range: its index
+/// is at the end, a suffix) once `rewrite` is set, first runs it.
+struct Rewriting {
+    inner: Arc<MemoryStore>,
+    rewrite: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl ReadableStorageTraits for Rewriting {
+    fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        self.inner.get(key)
+    }
+
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<MaybeBytesIterator<'a>, StorageError> {
+        let ranges: Vec<ByteRange> = byte_ranges.collect();
+        let chunks = ranges
+            .iter()
+            .any(|r| matches!(r, ByteRange::FromStart(_, Some(_))));
+        if key.as_str() == "c/0/0" && chunks {
+            let rewrite = self.rewrite.lock().unwrap().take();
+            if let Some(rewrite) = rewrite {
+                rewrite();
+            }
+        }
+        self.inner
+            .get_partial_many(key, Box::new(ranges.into_iter()))
+    }
+
+    fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        self.inner.size_key(key)
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        true
+    }
+}
+
+/// A store that keeps nothing (memory, a file system, a remote store with
+/// no index kept) can still have a shard rewritten between a read's index
+/// and its inner chunks. Here the rewrite leaves inner chunk [0, 0] of
+/// shard [0, 0] at the fill value (so not stored): every other inner chunk
+/// moves one place (96 bytes) towards the start. Before the engine read the
+/// index again with the chunks, the window of inner chunk [0, 1] read the
+/// new shard at the old offset, that is the new inner chunk [0, 2]'s
+/// values, silently (no compression, no `crc32c`). Now it sees the index
+/// changed, fails with "the object changed", and `ArrayReadExt` reads once
+/// more: the new values.
+#[test]
+fn a_shard_rewritten_between_its_index_and_its_chunks_reads_its_new_values() {
+    let (store, values) = sharded(ShardingIndexLocation::End, false, false);
+    let rewriting = Arc::new(Rewriting {
+        inner: store.clone(),
+        rewrite: std::sync::Mutex::new(None),
+    });
+    let array = Array::open(rewriting.clone(), "/").unwrap();
+    let window = ArraySubset::new_with_ranges(&[0..8, 6..12]); // inner chunk [0, 1]
+    let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
+    assert_eq!(got, expected(&values, &window));
+    let shard = ArraySubset::new_with_ranges(&[0..32, 0..24]);
+    let mut new_values = values.clone();
+    for row in 0..32 {
+        for col in 0..24 {
+            let v = &mut new_values[(row * SHAPE[1] + col) as usize];
+            *v = if row < 8 && col < 6 { FILL } else { *v + 1000 };
+        }
+    }
+    let writer = Array::open(store.clone(), "/").unwrap();
+    let shard_values = expected(&new_values, &shard);
+    *rewriting.rewrite.lock().unwrap() = Some(Box::new(move || {
+        writer.store_array_subset(&shard, shard_values).unwrap();
+    }));
+    let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
+    assert!(rewriting.rewrite.lock().unwrap().is_none(), "no chunk read");
+    assert_eq!(got, expected(&new_values, &window));
 }
 
 #[cfg(feature = "async")]

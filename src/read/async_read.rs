@@ -105,9 +105,9 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             let engine = Arc::new(engine);
             let window = subset.to_array_subset();
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-            // Twice at most: once more if the store says an object changed
-            // while it was being read (see `super::OBJECT_CHANGED`). Its
-            // errors name the chunk already.
+            // Twice at most: once more if the store or the engine says an
+            // object changed while it was being read (see
+            // `super::OBJECT_CHANGED`). Its errors name the chunk already.
             let result = async_engine::read(self, engine.clone(), &window, bytes, options).await;
             return match result {
                 Err(error) if is_object_changed(&error) => {

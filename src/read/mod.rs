@@ -299,8 +299,10 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
             array.retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
         }
     };
-    // A shard rewritten between its index and its chunks: the store has
-    // dropped what it knew of the old version, so one more read sees the new.
+    // A shard rewritten between its index and its chunks, seen by the
+    // store (which has dropped what it knew of the old version) or by the
+    // engine (the index read again with the chunks differs): one more read
+    // sees the new.
     let result = match attempt() {
         Err(error) if is_object_changed(&error) => attempt(),
         result => result,
@@ -314,9 +316,11 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
 
 /// The text a store puts in a read error when the object changed between
 /// two reads that belong together (a shard's index, then its chunks, read
-/// on condition that the object is still the version the index came from).
-/// A store that says it has also forgotten the old version, so reading
-/// again is safe; [`ArrayReadExt`] does so once.
+/// on condition that the object is still the version the index came from),
+/// and the read engine when the index it reads again with a shard's chunks
+/// is not the one their ranges came from. A store that says it has also
+/// forgotten the old version, and the engine reads the index anew on each
+/// attempt, so reading again is safe; [`ArrayReadExt`] does so once.
 pub(crate) const OBJECT_CHANGED: &str = "the object changed while it was being read";
 
 /// Whether `error`, or one of its causes, says [`OBJECT_CHANGED`].

@@ -8,12 +8,21 @@
 //! at the start of a shard whose index is at the end is read the same way,
 //! and must not be kept: it would be served without a request, so without
 //! a check of its version); from a response that gave a version (an ETag,
-//! else Last-Modified with the size); unless the index marks an inner chunk
-//! missing (a window of missing chunks only sends no request, so nothing
-//! would check the version). The store makes every later ranged read of
-//! that key conditional on the version (see
+//! else Last-Modified with the size). The store makes every later ranged
+//! read of that key conditional on the version (see
 //! [`AsyncRemoteStore`](super::AsyncRemoteStore)), so an index kept from
 //! an older version is never paired with chunks of a newer one.
+//!
+//! A kept index serves two kinds of reads. A read of the index alone (a
+//! reader starting on the shard) is served from here, unless the index
+//! marks an inner chunk missing: a window of missing chunks only sends no
+//! request at all, so nothing would check that the shard is still this
+//! version; such an index is read anew each time, and kept again. And the
+//! index range asked for in the same call as inner chunks (the read
+//! engine's check that the chunks belong to the index it used) is
+//! answered from the very entry whose version the chunk requests carry
+//! ([`IndexCache::snapshot`]), indexes with missing chunks too: there the
+//! chunk requests do the checking.
 //!
 //! Past the limit, the oldest indexes are dropped but their versions are
 //! kept a while longer ([`VERSION_ONLY_BYTES`] each, within a tenth of the
@@ -47,7 +56,7 @@ pub(crate) fn same_version(a: &ObjectMeta, b: &ObjectMeta) -> bool {
 /// Whether the shard index `index` marks an inner chunk missing (offset
 /// and length all ones: the same bytes in either byte order). A trailing
 /// checksum (the 4 bytes past the last whole entry) is not looked at.
-pub(crate) fn has_missing_chunk(index: &[u8]) -> bool {
+fn has_missing_chunk(index: &[u8]) -> bool {
     index
         .chunks_exact(16)
         .any(|entry| entry.iter().all(|&b| b == 0xff))
@@ -105,13 +114,53 @@ const VERSION_ONLY_BYTES: usize = 256;
 /// Versions kept without their ranges however small the limit.
 const VERSIONS_ONLY_AT_LEAST: usize = 256;
 
+/// A range kept of one object.
+struct Kept {
+    range: ByteRange,
+    bytes: Bytes,
+    /// Whether a read of this range alone is served from here: not for an
+    /// index that marks an inner chunk missing (see the module doc).
+    serve: bool,
+}
+
 /// What is kept of one object.
 struct Entry {
     /// The version the ranges were read from.
     meta: ObjectMeta,
     /// Empty once dropped past the limit: the version alone is kept.
-    ranges: Vec<(ByteRange, Bytes)>,
+    ranges: Vec<Kept>,
     bytes: usize,
+}
+
+/// How to read a shard index alone (see [`IndexCache::index_read`]).
+pub(crate) enum IndexRead {
+    /// Kept: no request.
+    Kept(Bytes),
+    /// Read it, on condition that the object is still this version (the
+    /// key's version is kept, not this range).
+    OnCondition(ObjectMeta),
+    /// Read it, with no condition: nothing is kept of the key, or this
+    /// range is kept for the check of chunk reads only (an index with a
+    /// missing inner chunk, read anew by every reader that starts on the
+    /// shard).
+    Anew,
+}
+
+/// One key's kept version and ranges, taken at once (see
+/// [`IndexCache::snapshot`]).
+pub(crate) struct Snapshot {
+    pub(crate) meta: ObjectMeta,
+    ranges: Vec<(ByteRange, Bytes)>,
+}
+
+impl Snapshot {
+    /// The bytes kept of `range`, read from [`meta`](Self::meta)'s version.
+    pub(crate) fn get(&self, range: ByteRange) -> Option<Bytes> {
+        self.ranges
+            .iter()
+            .find(|(r, _)| *r == range)
+            .map(|(_, bytes)| bytes.clone())
+    }
 }
 
 /// Shard indexes by key, oldest dropped first past the limit.
@@ -182,14 +231,44 @@ impl IndexCache {
         }
     }
 
-    /// The bytes kept of `range` of `key`.
+    /// The bytes kept of `range` of `key`, if a read of it alone may be
+    /// served from here.
+    #[cfg(test)]
     pub(crate) fn get(&self, key: &str, range: ByteRange) -> Option<Bytes> {
         let entry = self.entries.get(key)?;
         entry
             .ranges
             .iter()
-            .find(|(r, _)| *r == range)
-            .map(|(_, bytes)| bytes.clone())
+            .find(|k| k.range == range && k.serve)
+            .map(|k| k.bytes.clone())
+    }
+
+    /// How a read of `range` alone of `key` (a shard index) goes.
+    pub(crate) fn index_read(&self, key: &str, range: ByteRange) -> IndexRead {
+        let Some(entry) = self.entries.get(key) else {
+            return IndexRead::Anew;
+        };
+        match entry.ranges.iter().find(|k| k.range == range) {
+            Some(kept) if kept.serve => IndexRead::Kept(kept.bytes.clone()),
+            Some(_) => IndexRead::Anew,
+            None => IndexRead::OnCondition(entry.meta.clone()),
+        }
+    }
+
+    /// The version of `key` kept and every range kept of it (for chunk
+    /// reads also only), taken under one lock: what a call that reads
+    /// inner chunks and asks for the index again answers the index from,
+    /// and the version its chunk requests are conditional on.
+    pub(crate) fn snapshot(&self, key: &str) -> Option<Snapshot> {
+        let entry = self.entries.get(key)?;
+        Some(Snapshot {
+            meta: entry.meta.clone(),
+            ranges: entry
+                .ranges
+                .iter()
+                .map(|k| (k.range, k.bytes.clone()))
+                .collect(),
+        })
     }
 
     /// The version of `key` that is kept, if any (also after its ranges
@@ -211,7 +290,9 @@ impl IndexCache {
 
     /// Keep `bytes`, read at `range` of `key` from the version `meta`. An
     /// index without a version, or larger than the limit, is not kept;
-    /// one of another version than the kept one replaces it.
+    /// one of another version than the kept one replaces it. One that
+    /// marks an inner chunk missing is kept for the check of chunk reads
+    /// only (see [`index_read`](Self::index_read)).
     pub(crate) fn insert(&mut self, key: &str, range: ByteRange, bytes: &Bytes, meta: &ObjectMeta) {
         if self
             .entries
@@ -245,12 +326,16 @@ impl IndexCache {
         let entry = self.entries.get_mut(key).expect("made above");
         // Two readers that missed the same range at once both insert it:
         // the second replaces the first, whose bytes no longer count.
-        if let Some(at) = entry.ranges.iter().position(|(r, _)| *r == range) {
-            let (_, old) = entry.ranges.swap_remove(at);
-            entry.bytes -= old.len();
-            self.bytes -= old.len();
+        if let Some(at) = entry.ranges.iter().position(|k| k.range == range) {
+            let old = entry.ranges.swap_remove(at);
+            entry.bytes -= old.bytes.len();
+            self.bytes -= old.bytes.len();
         }
-        entry.ranges.push((range, bytes.clone()));
+        entry.ranges.push(Kept {
+            range,
+            bytes: bytes.clone(),
+            serve: !has_missing_chunk(bytes),
+        });
         entry.bytes += bytes.len();
         self.bytes += bytes.len();
         self.evict(key);
@@ -459,6 +544,34 @@ mod tests {
         assert!(!same_version(&meta(None, 5), &meta(None, 6)));
         assert!(!has_version(&meta(None, 5)));
         assert!(has_version(&meta(Some("x"), 5)));
+    }
+
+    /// An index that marks an inner chunk missing is not served to a read
+    /// of it alone (read anew, unconditionally), but is in the snapshot a
+    /// call that reads chunks answers its index range from.
+    #[test]
+    fn an_index_with_a_missing_chunk_is_kept_for_checks_only() {
+        let mut cache = IndexCache::new(1000);
+        let suffix = ByteRange::Suffix(32);
+        let mut sparse = vec![0u8; 32];
+        sparse[..16].fill(0xff);
+        let sparse = Bytes::from(sparse);
+        cache.insert("a", suffix, &sparse, &meta(Some("e1"), 500));
+        assert!(cache.get("a", suffix).is_none());
+        assert!(matches!(cache.index_read("a", suffix), IndexRead::Anew));
+        let snapshot = cache.snapshot("a").unwrap();
+        assert_eq!(snapshot.meta.e_tag.as_deref(), Some("e1"));
+        assert_eq!(snapshot.get(suffix), Some(sparse));
+        assert!(snapshot.get(ByteRange::Suffix(16)).is_none());
+        // Dense: served. Another range of the key: read on condition.
+        cache.insert("a", suffix, &bytes(32, 1), &meta(Some("e1"), 500));
+        assert!(matches!(cache.index_read("a", suffix), IndexRead::Kept(b) if b[0] == 1));
+        assert!(matches!(
+            cache.index_read("a", ByteRange::FromStart(0, Some(32))),
+            IndexRead::OnCondition(m) if m.e_tag.as_deref() == Some("e1")
+        ));
+        assert!(matches!(cache.index_read("b", suffix), IndexRead::Anew));
+        assert!(cache.snapshot("b").is_none());
     }
 
     #[test]

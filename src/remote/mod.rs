@@ -50,8 +50,12 @@
 //! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
 //! (with the new index), zarrs' own `retrieve_*` methods return the error.
-//! What this does not cover (two reads of one rewritten shard at once, a
-//! rewrite within Last-Modified's second) is in `docs/stores-and-remote.md`.
+//! Two reads of one rewritten shard at once are covered for the crate's
+//! read engine (it reads the index again with the chunks, and the store
+//! answers it from the entry the chunk requests are conditional on); what
+//! is not covered (the same through zarrs' own reads, a rewrite within
+//! Last-Modified's second, a rewrite between two requests of one call when
+//! nothing is kept) is in `docs/stores-and-remote.md`.
 //!
 //! No message shows a secret: a URL's user-info and query string (a
 //! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in

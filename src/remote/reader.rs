@@ -24,10 +24,20 @@
 //! message, on which the crate's read path reads once more (and then reads
 //! the new index). A server that gives no version gets nothing kept.
 //!
-//! An index with a missing inner chunk (offset and length all ones) is not
-//! kept: a window of missing chunks only sends no request, so nothing
-//! would check the version. Such shards cost their index's request on
-//! every window, as with no cache.
+//! A call that asks for several ranges takes the key's kept version and
+//! ranges at once ([`IndexCache::snapshot`]): its requests are conditional
+//! on that version, and a kept index range asked for among them (the read
+//! engine asks for the index again with a shard's inner chunks, to check
+//! that they belong to the index it used) is answered from that same
+//! entry, with no request. So the index the call returns and the chunks it
+//! fetched come from one version, and a reader that was served an older
+//! index sees the difference.
+//!
+//! An index with a missing inner chunk (offset and length all ones) is
+//! kept for that check only, not served to a read of the index alone: a
+//! window of missing chunks only sends no request, so nothing would check
+//! the version. Such shards cost their index's request on every window, as
+//! with no cache, and their chunk reads are conditional on its version.
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,7 +56,7 @@ use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
 use super::credentials::Signing;
-use super::index_cache::{IndexCache, has_missing_chunk, same_version};
+use super::index_cache::{IndexCache, IndexRead, same_version};
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -291,14 +301,10 @@ impl AsyncRemoteStore {
 
     /// A shard index: from the cache, or read alone and kept.
     async fn index(&self, key: &StoreKey, range: ByteRange) -> Result<MaybeBytes, StorageError> {
-        let known = match self.indexes() {
-            Some(indexes) => {
-                if let Some(bytes) = indexes.get(key.as_str(), range) {
-                    return Ok(Some(bytes));
-                }
-                indexes.version(key.as_str())
-            }
-            None => None,
+        let known = match self.indexes().map(|i| i.index_read(key.as_str(), range)) {
+            Some(IndexRead::Kept(bytes)) => return Ok(Some(bytes)),
+            Some(IndexRead::OnCondition(meta)) => Some(meta),
+            Some(IndexRead::Anew) | None => None,
         };
         let (get_range, expected, what) = match range {
             ByteRange::Suffix(len) => (GetRange::Suffix(len), len, format!("the last {len} bytes")),
@@ -320,12 +326,9 @@ impl AsyncRemoteStore {
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
         let bytes = self.checked(key, &what, expected, bytes)?;
-        // An index with a missing inner chunk is not kept: a window of
-        // missing chunks only would send no request at all, so nothing
-        // would check that the shard is still this version.
-        if let Some(mut indexes) = self.indexes()
-            && !has_missing_chunk(&bytes)
-        {
+        // An index with a missing inner chunk is kept for the check of
+        // chunk reads only (`IndexCache::index_read`).
+        if let Some(mut indexes) = self.indexes() {
             indexes.insert(key.as_str(), range, &bytes, &meta);
         }
         Ok(Some(bytes))
@@ -343,6 +346,9 @@ fn shown_url(url: &str) -> String {
 enum Request {
     /// Nothing to fetch.
     Empty,
+    /// A shard index kept, asked for beside ranges that are fetched on
+    /// condition of the version it was read from.
+    Kept(Bytes),
     /// Bounded: fetched with the others through `get_ranges`.
     Bounded(Range<u64>),
     /// A suffix or an open end: a request of its own.
@@ -410,9 +416,14 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.index(key, *range).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
-        let known = self.indexes().and_then(|i| i.version(key.as_str()));
+        // The version every request of this call is conditional on, and
+        // the ranges kept from that same version, taken at once: a shard
+        // index asked for beside inner chunks (the read engine's check that
+        // they belong to the index it used) is answered from here, so
+        // equal to that index only if the chunks come from its version.
+        let snapshot = self.indexes().and_then(|i| i.snapshot(key.as_str()));
         let path = Path::from(key.as_str());
-        let requests = ranges
+        let mut requests = ranges
             .iter()
             .map(|&range| {
                 request(range).ok_or_else(|| {
@@ -423,6 +434,23 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 })
             })
             .collect::<Result<Vec<Request>, _>>()?;
+        if let Some(snapshot) = &snapshot {
+            let kept: Vec<Option<Bytes>> = ranges.iter().map(|&r| snapshot.get(r)).collect();
+            // Only beside a request, which checks the version: kept ranges
+            // alone would be served with no check at all.
+            let sends = requests
+                .iter()
+                .zip(&kept)
+                .any(|(request, kept)| kept.is_none() && !matches!(request, Request::Empty));
+            if sends {
+                for (request, kept) in requests.iter_mut().zip(kept) {
+                    if let Some(bytes) = kept {
+                        *request = Request::Kept(bytes);
+                    }
+                }
+            }
+        }
+        let known = snapshot.as_ref().map(|s| &s.meta);
         let bounded: Vec<Range<u64>> = requests
             .iter()
             .filter_map(|r| match r {
@@ -430,7 +458,6 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 _ => None,
             })
             .collect();
-        let known = known.as_ref();
         let bounded_fetch = async {
             if bounded.is_empty() {
                 Ok(Vec::new())
@@ -473,6 +500,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             };
             out.push(match request {
                 Request::Empty => Ok(Bytes::new()),
+                Request::Kept(bytes) => Ok(bytes),
                 Request::Bounded(r) => {
                     let bytes = bounded_bytes.next().ok_or_else(missing)?;
                     let what = format!("bytes {}..{}", r.start, r.end);

@@ -18,7 +18,6 @@ use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
     Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, CodecOptions,
 };
-use zarrs::storage::byte_range::ByteRange;
 use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
 
 use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error, vanished};
@@ -187,7 +186,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
     if ranges.is_empty() {
         return Ok(Fetched::Absent);
     }
-    let byte_ranges: Vec<ByteRange> = ranges.iter().map(|r| ByteRange::new(r.clone())).collect();
+    let byte_ranges = read.chunk_call(&ranges);
     let fetched = match store
         .get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()))
         .await
@@ -197,7 +196,11 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         Err(e) => Err(e),
     };
     match fetched {
-        Ok(bytes) => read.assemble(unit, &index, bytes.into_iter()),
+        Ok(bytes) => {
+            let mut bytes = bytes.into_iter();
+            read.check_index(unit, &encoded, bytes.next())?;
+            read.assemble(unit, &index, bytes)
+        }
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
             Err(read.chunks_error(unit, &index, len, &e))

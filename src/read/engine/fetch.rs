@@ -1,7 +1,9 @@
 //! Fetching a unit: a chunk in one `get`; a shard's index, then every inner
-//! chunk the window needs in one `get_partial_many`; or, when the window
-//! needs every inner chunk, the whole shard in one `get` (its index read
-//! from it).
+//! chunk the window needs in one `get_partial_many`, which asks for the
+//! index range again (first) to check that the chunks belong to the index
+//! their ranges came from (see [the engine's docs](super)); or, when the
+//! window needs every inner chunk, the whole shard in one `get` (its index
+//! read from it).
 //!
 //! The plan ([`ShardRead`]) and the assembly of what came back are shared
 //! by the sync fetch here and the async one.
@@ -135,6 +137,43 @@ impl ShardRead<'_> {
             .iter()
             .filter_map(|p| p.inner.and_then(|i| index.range(i)))
             .collect()
+    }
+
+    /// The ranges of the call that reads the inner chunks of `ranges`: the
+    /// index range first (read again, for [`check_index`](Self::check_index)),
+    /// then the chunks'.
+    pub(crate) fn chunk_call(&self, ranges: &[Range<u64>]) -> Vec<ByteRange> {
+        std::iter::once(self.index_range())
+            .chain(ranges.iter().map(|r| ByteRange::new(r.clone())))
+            .collect()
+    }
+
+    /// Check that `again`, the index range as the call that read the inner
+    /// chunks returned it, is `used`, the encoded index their ranges came
+    /// from. A store answers one call from one version of the shard (one
+    /// file handle, one lock, requests on condition of one version; a
+    /// remote store answers the index range from the same kept entry whose
+    /// version its chunk requests carry), so equal bytes mean the chunks
+    /// sit at the offsets `used` gives; other bytes, that the shard was
+    /// rewritten since the index was read: an error that says
+    /// [`OBJECT_CHANGED`], so that the read is tried once more.
+    pub(crate) fn check_index(
+        &self,
+        unit: &Unit,
+        used: &[u8],
+        again: Option<Bytes>,
+    ) -> Result<(), ArrayError> {
+        match again {
+            Some(again) if *again == *used => Ok(()),
+            Some(_) => Err(ArrayError::Other(format!(
+                "shard {}: {OBJECT_CHANGED}: its index, read again with its inner chunks, is not the one their ranges came from (rewritten meanwhile)",
+                unit.key
+            ))),
+            None => Err(ArrayError::Other(format!(
+                "shard {}: the store returned no bytes for its index, asked for with its inner chunks",
+                unit.key
+            ))),
+        }
     }
 
     /// The pieces with the bytes fetched for [`ranges`](Self::ranges),
@@ -279,15 +318,19 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
     if ranges.is_empty() {
         return Ok(Fetched::Absent);
     }
-    let byte_ranges = ranges.iter().map(|r| ByteRange::new(r.clone()));
-    let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges));
+    let byte_ranges = read.chunk_call(&ranges);
+    let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()));
     let fetched = match fetched {
         Ok(Some(iter)) => iter.collect::<Result<Vec<Bytes>, _>>(),
         Ok(None) => return Err(vanished(unit)),
         Err(e) => Err(e),
     };
     match fetched {
-        Ok(bytes) => read.assemble(unit, &index, bytes.into_iter()),
+        Ok(bytes) => {
+            let mut bytes = bytes.into_iter();
+            read.check_index(unit, &encoded, bytes.next())?;
+            read.assemble(unit, &index, bytes)
+        }
         Err(e) => {
             // On the error path only: the shard's length, to name the inner
             // chunk that reaches past it.

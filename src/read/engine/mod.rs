@@ -16,9 +16,34 @@
 //!   bytes than the inner codecs can write), then every inner chunk the
 //!   window needs in ONE `get_partial_many` call, whose ranges the store
 //!   may coalesce and fetch concurrently (object_store does), whatever the
-//!   core count;
+//!   core count; that call asks for the index range again (see below);
 //! - a shard the window needs whole: one `get`, its index read from it and
 //!   every range checked against its length.
+//!
+//! A shard rewritten between its index and its inner chunks: the index
+//! range asked for again in the chunks' call must be the very bytes of the
+//! index whose offsets the ranges came from, or the attempt fails with
+//! [`OBJECT_CHANGED`](crate::read::OBJECT_CHANGED) and
+//! `ArrayReadExt` / `AsyncArrayReadExt` read once more. The storage traits
+//! carry no version, so this relies on a store answering one call from
+//! one version of the object: zarrs' file system store reads every range
+//! through one file handle (a shard replaced by a rename is read whole from
+//! the old file or the new one; one overwritten in place, as nothing can
+//! promise, may be torn), its memory store clones the value once, and the
+//! crate's remote store answers the index range from the kept entry whose
+//! version its chunk requests are conditional on (one snapshot per call),
+//! so no request or byte more for a kept index. What is guaranteed: the
+//! chunks decoded are read at the offsets of an index equal to the shard's
+//! index as that call returned it, so new bytes are never decoded at old
+//! offsets, when the store answers the call from one version. What is not:
+//! a store that fetches the ranges of one call from different versions
+//! (the remote store with nothing kept sends the index range as a request
+//! of its own, beside the chunks', with no condition: a rewrite between
+//! those two requests is not seen); and zarrs' own reads (below), which
+//! read a shard's index and chunks with no such check. The cost for a
+//! store that keeps nothing is that one range more per shard and window
+//! (one more request on the remote store, a `pread` of the index on a
+//! file system: `docs/performance.md`).
 //!
 //! Chunks and shards are fetched and decoded on up to
 //! `CodecOptions::concurrent_target` threads at once (the sync API) or

@@ -41,6 +41,7 @@
 
 mod fused;
 mod table;
+pub(crate) use table::STREAM_FROM_BYTES;
 #[cfg(test)]
 mod tests;
 mod window;

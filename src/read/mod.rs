@@ -201,6 +201,7 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
     ) -> Result<(), ArrayError> {
         let call = "retrieve_array_subset_into_slice";
         check_output::<T>(call, self, subset, out.len())?;
+        output::touch_for_streaming(bytemuck::cast_slice_mut(out), options.concurrent_target());
         read_checked(self, subset, out, options)
     }
 
@@ -234,6 +235,7 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
         crate::validate::check_overrides(self)?;
         placement::check(windows, out_shape, out.len(), size)
             .map_err(|e| element_error(format!("{call}: array {}: {e}", self.path())))?;
+        output::touch_for_streaming(out, options.concurrent_target());
         let engine = engine::Engine::for_array(self);
         let mut attempt = || match &engine {
             Some(engine) => engine::read_placed(self, engine, windows, out, out_shape, options),

@@ -26,9 +26,61 @@ pub(crate) fn zeroed_output<T: Pod>(len: usize, threads: usize) -> Vec<T> {
     let mut v = bytemuck::zeroed_vec::<T>(len);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(v.as_mut_slice());
     if advise_huge_pages(bytes) {
-        fault_in(bytes, threads);
+        if streamed(bytes) {
+            touch(bytes, threads);
+        } else {
+            fault_in(bytes, threads);
+        }
     }
     v
+}
+
+/// Whether the fused decode writes into `bytes` with non-temporal stores
+/// (`chunk_decode::table`): large enough, on x86-64.
+fn streamed(bytes: &[u8]) -> bool {
+    cfg!(all(target_arch = "x86_64", not(miri)))
+        && bytes.len() >= crate::read::chunk_decode::STREAM_FROM_BYTES
+}
+
+/// Before a decode that may stream into `out` (see [`streamed`]): fault in
+/// every page of it, on up to `threads` threads, keeping its contents (each
+/// page's first byte is read and written back). A page faulted in by the
+/// decode itself still has the kernel's zeroing in the cache, where
+/// non-temporal stores are slow; one faulted in before is not. On a buffer
+/// already in memory this costs a read and a write per 4 KiB page.
+pub(crate) fn touch_for_streaming(out: &mut [u8], threads: usize) {
+    if streamed(out) {
+        touch(out, threads);
+    }
+}
+
+/// Read and write back the first byte of every 4 KiB page of `bytes`, on
+/// up to `threads` threads, each over a contiguous part.
+fn touch(bytes: &mut [u8], threads: usize) {
+    use rayon::prelude::*;
+    if bytes.is_empty() {
+        return;
+    }
+    let parts = threads.clamp(1, rayon::current_num_threads().max(1));
+    let part = bytes
+        .len()
+        .div_ceil(parts)
+        .next_multiple_of(FAULT_PART_BYTES);
+    let one = |part: &mut [u8]| {
+        for page in part.chunks_mut(4096) {
+            let first = page.as_mut_ptr();
+            // Volatile: a plain read and write of the same value would be
+            // dropped by the compiler.
+            // SAFETY: `page` is a live, exclusive, non-empty slice, so its
+            // first byte may be read and written.
+            unsafe { std::ptr::write_volatile(first, std::ptr::read_volatile(first)) };
+        }
+    };
+    if parts <= 1 {
+        one(bytes);
+    } else {
+        bytes.par_chunks_mut(part).for_each(one);
+    }
 }
 
 /// Bytes per part of [`fault_in`]: whole huge pages.
@@ -134,6 +186,28 @@ mod tests {
             let v = zeroed_output::<f64>(len, 2);
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|x| x.to_bits() == 0));
+        }
+    }
+
+    /// Touching pages keeps the contents, on one thread and on several,
+    /// for lengths that do not end on a page; small enough for Miri.
+    #[test]
+    fn touch_keeps_contents() {
+        for len in [0usize, 1, 4095, 4097, 3 * 4096 + 17] {
+            let want: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            for threads in [1, 2, 3] {
+                let mut v = want.clone();
+                touch(&mut v, threads);
+                assert_eq!(v, want, "len {len}, threads {threads}");
+            }
+        }
+        // The streamed size: the caller's buffer, through the read's entry.
+        if !cfg!(miri) {
+            let len = crate::read::chunk_decode::STREAM_FROM_BYTES + 5;
+            let want: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            let mut v = want.clone();
+            touch_for_streaming(&mut v, 2);
+            assert!(v == want);
         }
     }
 

@@ -23,7 +23,13 @@
 //! memory traffic of a `uint8` -> `float64` decode was reads of the output
 //! it was about to overwrite (a whole read into a reused buffer went from
 //! 64 to 43 ms for 256 MiB). Smaller outputs keep ordinary stores, so a
-//! window stays in the cache for whoever reads it next.
+//! window stays in the cache for whoever reads it next. A non-temporal
+//! store into a page faulted in just before (the kernel's zeroing left its
+//! lines in the cache) is slow, so the reads fault such outputs in before
+//! the decode (`read::output::touch`): a 256 MiB read of 32 MiB chunks
+//! into a fresh output took 118-148 ms streamed into pages faulted by the
+//! decode itself, 87-98 ms with ordinary stores, 75-77 ms streamed into
+//! pages faulted first.
 //!
 //! One-byte types get their table when the decoder is made (256 decodes).
 //! Two-byte types get theirs once the decoder has decoded
@@ -39,7 +45,7 @@ pub(super) const TWO_BYTE_AFTER: usize = 4 << 16;
 
 /// Outputs of at least this many bytes get non-temporal stores (fuzzing
 /// builds: every output, so that the fuzz targets reach them).
-pub(super) const STREAM_FROM_BYTES: usize = if cfg!(fuzzing) { 0 } else { 16 << 20 };
+pub(crate) const STREAM_FROM_BYTES: usize = if cfg!(fuzzing) { 0 } else { 16 << 20 };
 
 /// A stored type's decode as a table, or the way to one.
 pub(super) struct Tables {
@@ -156,17 +162,6 @@ impl Table<'_> {
         }
     }
 
-    /// The stored value of each element of `block`, as a table index.
-    fn indices<'b>(&self, block: &'b [u8]) -> impl Iterator<Item = usize> + 'b {
-        let two = self.stored_size == 2;
-        let (pairs, _) = block.as_chunks::<2>();
-        let ones = if two { &block[..0] } else { block };
-        let pairs = if two { pairs } else { &pairs[..0] };
-        ones.iter()
-            .map(|&v| usize::from(v))
-            .chain(pairs.iter().map(|&v| usize::from(u16::from_ne_bytes(v))))
-    }
-
     fn lookup<const W: usize>(&self, block: &[u8], target: &mut [u8]) {
         // Fixed-size arrays: each entry is one load and one store, whatever
         // the alignment of the output; a table of exactly 256 or 65,536
@@ -191,26 +186,46 @@ impl Table<'_> {
     /// into `target` aligned to 8 bytes.
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     fn stream8(&self, block: &[u8], target: &mut [u8]) {
-        use std::arch::x86_64::{_mm_sfence, _mm_stream_si64};
         let (entries, _) = self.entries.as_chunks::<8>();
         let (out, _) = target.as_chunks_mut::<8>();
-        let len = out.len();
-        let first = out.as_mut_ptr().cast::<i64>();
-        debug_assert!(first.is_aligned());
-        for (i, index) in self.indices(block).take(len).enumerate() {
-            let value = i64::from_ne_bytes(entries[index]);
-            // SAFETY: `i < len`, so `first.add(i)` points at the `i`-th
-            // 8-byte element of `target`, which this call borrows
-            // mutably; `decode` checked that `target` is aligned to 8, so
-            // every element is; `movnti` (SSE2, in every x86-64 CPU) has
-            // no other requirement.
-            unsafe { _mm_stream_si64(first.add(i), value) };
+        // One loop per stored size, each indexing a table of exactly its
+        // size (no bounds check, nothing to branch on per element).
+        if self.stored_size == 1 {
+            let entries: &[[u8; 8]; 256] = entries[..256].try_into().expect("256 entries");
+            stream_into(out, block.iter().map(|&v| entries[usize::from(v)]));
+        } else {
+            let entries: &[[u8; 8]; 65536] = entries[..65536].try_into().expect("65,536 entries");
+            let (values, _) = block.as_chunks::<2>();
+            stream_into(
+                out,
+                values
+                    .iter()
+                    .map(|&v| entries[usize::from(u16::from_ne_bytes(v))]),
+            );
         }
-        // Non-temporal stores are weakly ordered: fence them before the
-        // caller (or another thread, after joining) reads the output.
-        // SAFETY: `sfence` (SSE, in every x86-64 CPU) touches no memory.
-        unsafe { _mm_sfence() };
     }
+}
+
+/// Write `values` into `out` (aligned to 8 bytes) with non-temporal stores,
+/// as many as `out` holds.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn stream_into(out: &mut [[u8; 8]], values: impl Iterator<Item = [u8; 8]>) {
+    use std::arch::x86_64::{_mm_sfence, _mm_stream_si64};
+    let len = out.len();
+    let first = out.as_mut_ptr().cast::<i64>();
+    debug_assert!(first.is_aligned());
+    for (i, value) in values.take(len).enumerate() {
+        // SAFETY: `i < len`, so `first.add(i)` points at the `i`-th
+        // 8-byte element of `out`, which this call borrows mutably;
+        // `Table::decode` checked that the output is aligned to 8, so every
+        // element is; `movnti` (SSE2, in every x86-64 CPU) has no other
+        // requirement.
+        unsafe { _mm_stream_si64(first.add(i), i64::from_ne_bytes(value)) };
+    }
+    // Non-temporal stores are weakly ordered: fence them before the caller
+    // (or another thread, after joining) reads the output.
+    // SAFETY: `sfence` (SSE, in every x86-64 CPU) touches no memory.
+    unsafe { _mm_sfence() };
 }
 
 #[cfg(test)]

@@ -451,6 +451,28 @@ fn large_chunk_split_over_threads() {
     }
 }
 
+/// An array of one chunk of `shape` through `chain` (little-endian
+/// `bytes`), filled with `chain`'s random values.
+fn one_chunk_of(chain: &Chain, shape: &[u64], rng: &mut SplitMix64) -> Array<MemoryStore> {
+    let array = ArrayBuilder::new(
+        shape.to_vec(),
+        shape.to_vec(),
+        chain.data_type.clone(),
+        chain.fill_value.clone(),
+    )
+    .array_to_array_codecs(chain.array_to_array.clone())
+    .array_to_bytes_codec(Arc::new(BytesCodec::little()))
+    .build(Arc::new(MemoryStore::new()), "/")
+    .unwrap();
+    let values: Vec<u8> = (0..shape.iter().product::<u64>())
+        .flat_map(|_| (chain.value)(rng))
+        .collect();
+    array
+        .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
+        .unwrap();
+    array
+}
+
 /// Every fused chain over a chunk of 327,680 elements, decoded whole twice
 /// by one decoder: one-byte stored types through their lookup table from
 /// the start, two-byte ones through the kernels until
@@ -463,23 +485,7 @@ fn lookup_tables_match_zarrs() {
     let shape = vec![640u64, 512];
     const { assert!(640 * 512 > super::table::TWO_BYTE_AFTER) };
     for chain in chains().iter().filter(|c| c.fused) {
-        let store = Arc::new(MemoryStore::new());
-        let array = ArrayBuilder::new(
-            shape.clone(),
-            shape.clone(),
-            chain.data_type.clone(),
-            chain.fill_value.clone(),
-        )
-        .array_to_array_codecs(chain.array_to_array.clone())
-        .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-        .build(store, "/")
-        .unwrap();
-        let values: Vec<u8> = (0..640 * 512)
-            .flat_map(|_| (chain.value)(&mut rng))
-            .collect();
-        array
-            .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
-            .unwrap();
+        let array = one_chunk_of(chain, &shape, &mut rng);
         let decoder = decoder_for(&array, &[0, 0]);
         assert!(decoder.is_fused(), "{}", chain.name);
         let options = CodecOptions::default().with_concurrent_target(1);
@@ -510,24 +516,7 @@ fn large_outputs_take_streaming_stores() {
         .iter()
         .filter(|c| c.fused && c.data_type == data_type::float64())
     {
-        let store = Arc::new(MemoryStore::new());
-        let shape = vec![600u64, 500];
-        let array = ArrayBuilder::new(
-            shape.clone(),
-            shape.clone(),
-            chain.data_type.clone(),
-            chain.fill_value.clone(),
-        )
-        .array_to_array_codecs(chain.array_to_array.clone())
-        .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-        .build(store, "/")
-        .unwrap();
-        let values: Vec<u8> = (0..600 * 500)
-            .flat_map(|_| (chain.value)(&mut rng))
-            .collect();
-        array
-            .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(values))
-            .unwrap();
+        let array = one_chunk_of(chain, &[600, 500], &mut rng);
         let decoder = decoder_for(&array, &[0, 0]);
         let options = CodecOptions::default().with_concurrent_target(1);
         let part = ArraySubset::new_with_ranges(&[3..597, 1..499]);

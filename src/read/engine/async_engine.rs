@@ -151,21 +151,11 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         Plan::Shard(read) => read,
     };
     if read.whole {
-        let Some(shard) = store
+        let shard = store
             .get(&unit.key)
             .await
-            .map_err(|e| storage_error(unit, "reading it: ", &e))?
-        else {
-            return Ok(Fetched::Absent);
-        };
-        let read = read.with_pieces(engine, unit)?;
-        let index = read.decode_index(
-            unit,
-            read.index_in(unit, &shard)?,
-            Some(shard.len() as u64),
-            options,
-        )?;
-        return Ok(read.sliced_from(&index, &shard));
+            .map_err(|e| storage_error(unit, "reading it: ", &e))?;
+        return read.pieces_of_whole(engine, unit, shard, options);
     }
     let encoded = store
         .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))

@@ -114,6 +114,29 @@ impl ShardRead<'_> {
         Ok(self)
     }
 
+    /// What a read of the whole shard gives: its index read from `shard`
+    /// (checked against its length), and every piece's bytes sliced from
+    /// it; `None`, a shard that is not stored, is absent.
+    pub(crate) fn pieces_of_whole(
+        self,
+        engine: &Engine,
+        unit: &Unit,
+        shard: Option<Bytes>,
+        options: &CodecOptions,
+    ) -> Result<Fetched, ArrayError> {
+        let Some(shard) = shard else {
+            return Ok(Fetched::Absent);
+        };
+        let read = self.with_pieces(engine, unit)?;
+        let index = read.decode_index(
+            unit,
+            read.index_in(unit, &shard)?,
+            Some(shard.len() as u64),
+            options,
+        )?;
+        Ok(read.sliced_from(&index, &shard))
+    }
+
     /// The pieces with their bytes sliced from the whole `shard`, whose
     /// index has been checked against its length.
     pub(crate) fn sliced_from(self, index: &ShardIndex, shard: &Bytes) -> Fetched {
@@ -286,20 +309,10 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
         Plan::Shard(read) => read,
     };
     if read.whole {
-        let Some(shard) = store
+        let shard = store
             .get(&unit.key)
-            .map_err(|e| storage_error(unit, "reading it: ", &e))?
-        else {
-            return Ok(Fetched::Absent);
-        };
-        let read = read.with_pieces(engine, unit)?;
-        let index = read.decode_index(
-            unit,
-            read.index_in(unit, &shard)?,
-            Some(shard.len() as u64),
-            options,
-        )?;
-        return Ok(read.sliced_from(&index, &shard));
+            .map_err(|e| storage_error(unit, "reading it: ", &e))?;
+        return read.pieces_of_whole(engine, unit, shard, options);
     }
     let encoded = store
         .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))

@@ -170,13 +170,10 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         .transpose()
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?
         .unwrap_or_default();
-    let index = read.decode_index(unit, &encoded, None, options)?;
-    let read = read.with_pieces(engine, unit)?;
-    let ranges = read.ranges(&index);
-    if ranges.is_empty() {
+    let Some((read, index, byte_ranges)) = read.after_index(engine, unit, &encoded, options)?
+    else {
         return Ok(Fetched::Absent);
-    }
-    let byte_ranges = read.chunk_call(&ranges);
+    };
     let fetched = match store
         .get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()))
         .await
@@ -186,11 +183,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         Err(e) => Err(e),
     };
     match fetched {
-        Ok(bytes) => {
-            let mut bytes = bytes.into_iter();
-            read.check_index(unit, &encoded, bytes.next())?;
-            read.assemble(unit, &index, bytes)
-        }
+        Ok(bytes) => read.assemble(unit, &index, &encoded, bytes),
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
             Err(read.chunks_error(unit, &index, len, &e))

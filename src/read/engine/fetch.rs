@@ -41,6 +41,10 @@ pub(crate) struct ShardRead<'a> {
     pub(crate) whole: bool,
 }
 
+/// A shard read once its index is known: the read, the index, and the
+/// byte ranges of the call that fetches the inner chunks.
+pub(crate) type ChunkCall<'a> = (ShardRead<'a>, ShardIndex, Vec<ByteRange>);
+
 /// What to fetch for `unit`.
 pub(crate) enum Plan<'a> {
     Chunk(Vec<Piece>),
@@ -61,7 +65,7 @@ pub(crate) fn plan<'a>(engine: &'a Engine, unit: &Unit) -> Result<Plan<'a>, Arra
     }))
 }
 
-impl ShardRead<'_> {
+impl<'a> ShardRead<'a> {
     /// The byte range of the index within the shard.
     pub(crate) fn index_range(&self) -> ByteRange {
         match self.layout.index_location {
@@ -154,8 +158,29 @@ impl ShardRead<'_> {
         )
     }
 
+    /// After the index alone was read (`encoded`): this read with the
+    /// inner chunks the window needs, the index, and the byte ranges of the
+    /// call that fetches them ([`chunk_call`](Self::chunk_call)); `None`
+    /// when none of them is stored (the unit is absent).
+    pub(crate) fn after_index(
+        self,
+        engine: &Engine,
+        unit: &Unit,
+        encoded: &[u8],
+        options: &CodecOptions,
+    ) -> Result<Option<ChunkCall<'a>>, ArrayError> {
+        let index = self.decode_index(unit, encoded, None, options)?;
+        let read = self.with_pieces(engine, unit)?;
+        let ranges = read.ranges(&index);
+        if ranges.is_empty() {
+            return Ok(None);
+        }
+        let call = read.chunk_call(&ranges);
+        Ok(Some((read, index, call)))
+    }
+
     /// The ranges to fetch: one per piece present in `index`.
-    pub(crate) fn ranges(&self, index: &ShardIndex) -> Vec<Range<u64>> {
+    fn ranges(&self, index: &ShardIndex) -> Vec<Range<u64>> {
         self.pieces
             .iter()
             .filter_map(|p| p.inner.and_then(|i| index.range(i)))
@@ -165,7 +190,7 @@ impl ShardRead<'_> {
     /// The ranges of the call that reads the inner chunks of `ranges`: the
     /// index range first (read again, for [`check_index`](Self::check_index)),
     /// then the chunks'.
-    pub(crate) fn chunk_call(&self, ranges: &[Range<u64>]) -> Vec<ByteRange> {
+    fn chunk_call(&self, ranges: &[Range<u64>]) -> Vec<ByteRange> {
         std::iter::once(self.index_range())
             .chain(ranges.iter().map(|r| ByteRange::new(r.clone())))
             .collect()
@@ -180,7 +205,7 @@ impl ShardRead<'_> {
     /// sit at the offsets `used` gives; other bytes, that the shard was
     /// rewritten since the index was read: an error that says
     /// [`OBJECT_CHANGED`], so that the read is tried once more.
-    pub(crate) fn check_index(
+    fn check_index(
         &self,
         unit: &Unit,
         used: &[u8],
@@ -199,14 +224,19 @@ impl ShardRead<'_> {
         }
     }
 
-    /// The pieces with the bytes fetched for [`ranges`](Self::ranges),
-    /// each checked to be as long as asked for.
+    /// The pieces from the answer to [`chunk_call`](Self::chunk_call): its
+    /// index range checked against `used` ([`check_index`](Self::check_index)),
+    /// then the bytes of each of [`ranges`](Self::ranges), each checked to
+    /// be as long as asked for.
     pub(crate) fn assemble(
         self,
         unit: &Unit,
         index: &ShardIndex,
-        mut fetched: impl Iterator<Item = Bytes>,
+        used: &[u8],
+        fetched: Vec<Bytes>,
     ) -> Result<Fetched, ArrayError> {
+        let mut fetched = fetched.into_iter();
+        self.check_index(unit, used, fetched.next())?;
         let mut out = Vec::with_capacity(self.pieces.len());
         for p in self.pieces {
             let Some(range) = p.inner.and_then(|i| index.range(i)) else {
@@ -325,13 +355,10 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
         .transpose()
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?
         .unwrap_or_default();
-    let index = read.decode_index(unit, &encoded, None, options)?;
-    let read = read.with_pieces(engine, unit)?;
-    let ranges = read.ranges(&index);
-    if ranges.is_empty() {
+    let Some((read, index, byte_ranges)) = read.after_index(engine, unit, &encoded, options)?
+    else {
         return Ok(Fetched::Absent);
-    }
-    let byte_ranges = read.chunk_call(&ranges);
+    };
     let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()));
     let fetched = match fetched {
         Ok(Some(iter)) => iter.collect::<Result<Vec<Bytes>, _>>(),
@@ -339,11 +366,7 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
         Err(e) => Err(e),
     };
     match fetched {
-        Ok(bytes) => {
-            let mut bytes = bytes.into_iter();
-            read.check_index(unit, &encoded, bytes.next())?;
-            read.assemble(unit, &index, bytes)
-        }
+        Ok(bytes) => read.assemble(unit, &index, &encoded, bytes),
         Err(e) => {
             // On the error path only: the shard's length, to name the inner
             // chunk that reaches past it.

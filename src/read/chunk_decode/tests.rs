@@ -451,10 +451,10 @@ fn large_chunk_split_over_threads() {
     }
 }
 
-/// An array of one chunk of `shape` through `chain` (little-endian
-/// `bytes`), filled with `chain`'s random values.
-fn one_chunk_of(chain: &Chain, shape: &[u64], rng: &mut SplitMix64) -> Array<MemoryStore> {
-    let array = ArrayBuilder::new(
+/// An array of one chunk of `shape` in `store`, through `chain` and
+/// little-endian `bytes`, nothing written.
+fn one_chunk_array(chain: &Chain, shape: &[u64], store: Arc<MemoryStore>) -> Array<MemoryStore> {
+    ArrayBuilder::new(
         shape.to_vec(),
         shape.to_vec(),
         chain.data_type.clone(),
@@ -462,8 +462,13 @@ fn one_chunk_of(chain: &Chain, shape: &[u64], rng: &mut SplitMix64) -> Array<Mem
     )
     .array_to_array_codecs(chain.array_to_array.clone())
     .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-    .build(Arc::new(MemoryStore::new()), "/")
-    .unwrap();
+    .build(store, "/")
+    .unwrap()
+}
+
+/// [`one_chunk_array`] filled with `chain`'s random values.
+fn one_chunk_of(chain: &Chain, shape: &[u64], rng: &mut SplitMix64) -> Array<MemoryStore> {
+    let array = one_chunk_array(chain, shape, Arc::new(MemoryStore::new()));
     let values: Vec<u8> = (0..shape.iter().product::<u64>())
         .flat_map(|_| (chain.value)(rng))
         .collect();
@@ -565,16 +570,7 @@ fn undecodable_chunk_fails_in_both() {
         .find(|c| c.name.starts_with("int32"))
         .unwrap();
     let store = Arc::new(MemoryStore::new());
-    let array = ArrayBuilder::new(
-        vec![4, 4],
-        vec![4, 4],
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    )
-    .array_to_array_codecs(chain.array_to_array.clone())
-    .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-    .build(store.clone(), "/")
-    .unwrap();
+    let array = one_chunk_array(&chain, &[4, 4], store.clone());
     // int16 stored values; 5 is odd, and the scale is 2.
     let stored: Vec<u8> = (0..16i16)
         .flat_map(|i| (i * 2 + i16::from(i == 9)).to_le_bytes())
@@ -619,17 +615,7 @@ fn undecodable_chunk_fails_in_both() {
 #[test]
 fn wrong_chunk_lengths_are_errors() {
     let chain = &chains()[0];
-    let store = Arc::new(MemoryStore::new());
-    let array = ArrayBuilder::new(
-        vec![3, 5],
-        vec![3, 5],
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    )
-    .array_to_array_codecs(chain.array_to_array.clone())
-    .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-    .build(store, "/")
-    .unwrap();
+    let array = one_chunk_array(chain, &[3, 5], Arc::new(MemoryStore::new()));
     let decoder = decoder_for(&array, &[0, 0]);
     let options = CodecOptions::default();
     // The chunk holds 15 uint16: 30 bytes.
@@ -699,17 +685,7 @@ fn missing_chunks_read_as_the_fill_value() {
 #[test]
 fn mismatched_windows_are_refused() {
     let chain = &chains()[0];
-    let store = Arc::new(MemoryStore::new());
-    let array = ArrayBuilder::new(
-        vec![4, 4],
-        vec![4, 4],
-        chain.data_type.clone(),
-        chain.fill_value.clone(),
-    )
-    .array_to_array_codecs(chain.array_to_array.clone())
-    .array_to_bytes_codec(Arc::new(BytesCodec::little()))
-    .build(store, "/")
-    .unwrap();
+    let array = one_chunk_array(chain, &[4, 4], Arc::new(MemoryStore::new()));
     let decoder = decoder_for(&array, &[0, 0]);
     let options = CodecOptions::default();
     let shape = [2u64, 4];

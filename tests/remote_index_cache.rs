@@ -451,6 +451,16 @@ struct Rewriter {
 }
 
 impl Rewriter {
+    /// The rewriter of `layout`'s store under `root`, served over S3 by `s3`.
+    fn new(root: &std::path::Path, layout: Layout, s3: &PythonServer) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            layout,
+            s3_url: s3.url(),
+            bucket: "race".to_string(),
+        }
+    }
+
     fn to(&self, version: u16) {
         let name = self.layout.name();
         let dir = self.root.join(&name);
@@ -533,6 +543,18 @@ impl ReadableStorageTraits for Racing {
     }
 }
 
+/// `layouts` written at version 2 under a new directory, served over
+/// HTTP and over S3 (bucket `race`).
+fn race_servers(layouts: &[Layout]) -> (tempfile::TempDir, PythonServer, PythonServer) {
+    let root = tempfile::tempdir().unwrap();
+    for &layout in layouts {
+        write(&root.path().join(layout.name()), layout, 2);
+    }
+    let http = PythonServer::http(root.path(), 0);
+    let s3 = PythonServer::s3("race", root.path());
+    (root, http, s3)
+}
+
 /// Two reads of one shard at once after it was rewritten: B sees the
 /// change (412), drops the old index and keeps the new one, while A, which
 /// was served the old index, reads its inner chunks after. The store makes
@@ -560,20 +582,10 @@ impl ReadableStorageTraits for Racing {
 #[test]
 fn two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values() {
     zarrs_extension_codecs::register_overrides();
-    let root = tempfile::tempdir().unwrap();
-    for layout in LAYOUTS {
-        write(&root.path().join(layout.name()), layout, 2);
-    }
-    let http = PythonServer::http(root.path(), 0);
-    let s3 = PythonServer::s3("race", root.path());
+    let (root, http, s3) = race_servers(&LAYOUTS);
     for layout in LAYOUTS {
         let name = layout.name();
-        let rewriter = Rewriter {
-            root: root.path().to_path_buf(),
-            layout,
-            s3_url: s3.url(),
-            bucket: "race".to_string(),
-        };
+        let rewriter = Rewriter::new(root.path(), layout, &s3);
         for what in ["http", "s3"] {
             rewriter.to(2);
             let remote = Arc::new(
@@ -715,21 +727,11 @@ async fn async_two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values
     use zarrs_extension_codecs::AsyncArrayReadExt;
     use zarrs_extension_codecs::remote::AsyncRemoteStore;
     zarrs_extension_codecs::register_overrides();
-    let root = tempfile::tempdir().unwrap();
     let layouts = [LAYOUTS[0], LAYOUTS[3], LAYOUTS[4]];
-    for layout in layouts {
-        write(&root.path().join(layout.name()), layout, 2);
-    }
-    let http = PythonServer::http(root.path(), 0);
-    let s3 = PythonServer::s3("race", root.path());
+    let (root, http, s3) = race_servers(&layouts);
     for layout in layouts {
         let name = layout.name();
-        let rewriter = Rewriter {
-            root: root.path().to_path_buf(),
-            layout,
-            s3_url: s3.url(),
-            bucket: "race".to_string(),
-        };
+        let rewriter = Rewriter::new(root.path(), layout, &s3);
         // `upload_shards` runs a runtime of its own: not on this one's thread.
         let rewrite = |rewriter: Rewriter, version: u16| {
             std::thread::spawn(move || rewriter.to(version))

@@ -795,3 +795,106 @@ async fn async_two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values
         }
     }
 }
+
+/// `shard_read_ahead_bytes`: a shard no larger is read whole with its
+/// index, so the first window of it is one request; the held shard answers
+/// only the engine's call that follows, so a shard rewritten afterwards
+/// (even after a window that needed no chunk, whose read leaves the shard
+/// held) reads its new values. A shard larger than the read-ahead costs
+/// two requests, as without it, and reads right. Over HTTP and S3, every
+/// layout (index at the end and at the start, compressed or not, crc32c
+/// or not).
+#[test]
+fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_stale() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    for layout in LAYOUTS {
+        write(&root.path().join(layout.name()), layout, 2);
+    }
+    let http = PythonServer::http(root.path(), 0);
+    let s3 = PythonServer::s3("ahead", root.path());
+    let open = |layout: Layout, read_ahead: u64| {
+        let name = layout.name();
+        let mut http_options = options();
+        http_options.shard_read_ahead_bytes = read_ahead;
+        let mut s3_options = s3_options(&s3.url());
+        s3_options.shard_read_ahead_bytes = read_ahead;
+        [
+            (
+                "http",
+                Arc::new(
+                    RemoteStore::open(&format!("{}/{name}", http.url()), &http_options).unwrap(),
+                ),
+            ),
+            (
+                "s3",
+                Arc::new(RemoteStore::open(&format!("s3://ahead/{name}"), &s3_options).unwrap()),
+            ),
+        ]
+    };
+    let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
+    for layout in LAYOUTS {
+        let rewrite = |version: u16| {
+            let dir = root.path().join(layout.name());
+            write(&dir, layout, version);
+            upload_shards(&s3.url(), "ahead", &layout.name(), &dir);
+        };
+        // A read-ahead larger than any shard (under 300 bytes here).
+        for (what, store) in open(layout, 1 << 20) {
+            let what = format!("{what} {layout:?}, read-ahead");
+            let array = Array::open(store.clone(), "/").unwrap();
+            store.reset_fetched();
+            assert_reads(&what, &array, &inner_window(), 2);
+            assert_eq!(store.fetched().requests, 1, "{what}: {:?}", store.fetched());
+            // The index is kept: a window of another inner chunk is the
+            // chunk's request, conditional on the shard's version.
+            store.reset_fetched();
+            assert_reads(&what, &array, &second, 2);
+            assert_eq!(store.fetched().requests, 1, "{what}: {:?}", store.fetched());
+            // A window of a shard none of whose inner chunks is asked for
+            // beyond its index: all of the array, then a rewrite.
+            assert_reads(
+                &what,
+                &array,
+                &ArraySubset::new_with_shape(SHAPE.to_vec()),
+                2,
+            );
+        }
+        // Version 3 leaves the first inner chunk of each shard missing: a
+        // window of it alone reads the shard whole with its index and
+        // sends no call for chunks, so the shard stays held; the shard is
+        // then rewritten (version 4 moves every inner chunk), and a window
+        // of it must read the new values.
+        rewrite(3);
+        let stores = open(layout, 1 << 20);
+        let arrays: Vec<_> = stores
+            .iter()
+            .map(|(_, store)| Array::open(store.clone(), "/").unwrap())
+            .collect();
+        let missing = ArraySubset::new_with_ranges(&[0..4, 0..4]);
+        for ((what, _), array) in stores.iter().zip(&arrays) {
+            assert_reads(&format!("{what} {layout:?} version 3"), array, &missing, 3);
+        }
+        rewrite(4);
+        for ((what, _), array) in stores.iter().zip(&arrays) {
+            let what = format!("{what} {layout:?} version 4");
+            assert_reads(&what, array, &inner_window(), 4);
+            assert_reads(&what, array, &missing, 4);
+        }
+        // A read-ahead a little larger than the index, smaller than the
+        // shard: index and some bytes beside it, then the chunks.
+        for (what, store) in open(layout, 80) {
+            let what = format!("{what} {layout:?}, short read-ahead");
+            let array = Array::open(store.clone(), "/").unwrap();
+            store.reset_fetched();
+            assert_reads(&what, &array, &inner_window(), 4);
+            assert_eq!(store.fetched().requests, 2, "{what}: {:?}", store.fetched());
+            assert_reads(
+                &what,
+                &array,
+                &ArraySubset::new_with_ranges(&[2..7, 3..13]),
+                4,
+            );
+        }
+    }
+}

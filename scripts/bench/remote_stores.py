@@ -8,8 +8,10 @@ The store: 8192 x 4096 float64 (256 MiB decoded), stored as uint16 through
 scale_offset + cast_value, zstd, in shards of 2048 x 2048 with inner chunks
 of 256 x 256 (the layout of a Sentinel-2 L2A band). zarr-python 3.4.2 reads
 it over HTTP with obstore (zarr.storage.ObjectStore) and with fsspec
-(aiohttp), in its default configuration; requests and bytes are the
-server's counts (GET /__stats of scripts/servers/serve_http.py).
+(aiohttp), in its default configuration, and with obstore and
+zarrs_extension_codecs.CodecPipeline selected (which reads the store through
+the crate's remote layer); requests and bytes are the server's counts
+(GET /__stats of scripts/servers/serve_http.py).
 """
 
 from __future__ import annotations
@@ -83,6 +85,115 @@ def open_array(url: str, how: str):
     return zarr.open_array(url, mode="r")  # fsspec's HTTPFileSystem
 
 
+PIPELINE = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
+
+
+def pipeline_arrays(url: str, n: int, read_ahead: int = 0) -> list:
+    """`n` arrays read through `CodecPipeline`, each with a remote store of
+    its own (no shard index kept yet), opened before any timing: the
+    pipeline opens its Rust array at the first read, which `native.array`
+    does here (no request)."""
+    import zarrs_extension_codecs  # noqa: F401 (registers the pipeline)
+
+    arrays = []
+    config = {**PIPELINE, "codec_pipeline.remote_read_ahead_bytes": read_ahead}
+    for _ in range(n):
+        with zarr.config.set(config):
+            arr = open_array(url, "obstore")
+        native = arr._async_array.codec_pipeline.native
+        assert native is not None and native.remote is not None, "not read by the remote layer"
+        native.array("")
+        arrays.append(arr)
+    return arrays
+
+
+def time_windows(read, offsets: list[tuple[int, int]]) -> list[float]:
+    times = []
+    for i, (y, x) in enumerate(offsets):
+        t = time.perf_counter()
+        window = read(i)[y : y + WINDOW, x : x + WINDOW]
+        times.append(time.perf_counter() - t)
+        assert window.shape == (WINDOW, WINDOW)
+    return times
+
+
+def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
+    """zarr-python with obstore and `CodecPipeline`: whole reads, first
+    windows of a shard (a fresh array each, so no index is kept), and
+    windows of a shard seen before (every window read once, untimed)."""
+    server = "/".join(url.split("/")[:3])
+    side = "zarr-python obstore + CodecPipeline"
+    (arr,) = pipeline_arrays(url, 1)
+    whole = arr[...]  # warm, as the others
+    np.testing.assert_array_equal(whole, reference)
+    del whole
+    server_counts(server)
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        data = arr[...]
+        times.append(time.perf_counter() - t)
+        del data
+    requests, nbytes = server_counts(server)
+    lines = [
+        {
+            "side": side,
+            "case": "whole",
+            "seconds": statistics.median(times),
+            "requests": requests / reps,
+            "bytes": nbytes / reps,
+        }
+    ]
+    for aligned in (True, False):
+        offsets = window_offsets(aligned)
+        case = "window aligned" if aligned else "window unaligned"
+        # Each a store of its own: its first request also connects (on
+        # 127.0.0.1, well under a millisecond), which zarr-python's warm
+        # store does not pay.
+        fresh = pipeline_arrays(url, len(offsets))
+        server_counts(server)
+        first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)
+        requests, nbytes = server_counts(server)
+        lines.append(
+            {
+                "side": f"{side}, first window of a shard",
+                "case": case,
+                "seconds": statistics.median(first),
+                "requests": requests / len(offsets),
+                "bytes": nbytes / len(offsets),
+            }
+        )
+        # The same with a read-ahead larger than a shard (5.5 MiB): the
+        # shard whole with its index, in one request.
+        fresh = pipeline_arrays(url, len(offsets), read_ahead=8 << 20)
+        server_counts(server)
+        first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)
+        requests, nbytes = server_counts(server)
+        lines.append(
+            {
+                "side": f"{side}, read-ahead 8 MiB, first window of a shard",
+                "case": case,
+                "seconds": statistics.median(first),
+                "requests": requests / len(offsets),
+                "bytes": nbytes / len(offsets),
+            }
+        )
+        time_windows(lambda i: arr, offsets)  # warm: every shard's index kept
+        server_counts(server)
+        kept = time_windows(lambda i: arr, offsets)
+        requests, nbytes = server_counts(server)
+        lines.append(
+            {
+                "side": f"{side}, shard seen before",
+                "case": case,
+                "seconds": statistics.median(kept),
+                "requests": requests / len(offsets),
+                "bytes": nbytes / len(offsets),
+            }
+        )
+    return lines
+
+
 def bench(url: str, out: Path, reps: int) -> None:
     server = "/".join(url.split("/")[:3])
     lines = []
@@ -134,6 +245,8 @@ def bench(url: str, out: Path, reps: int) -> None:
             )
         for line in lines[-3:]:
             print(json.dumps(line), file=sys.stderr)
+    assert reference is not None
+    lines += bench_pipeline(url, reps, reference)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
@@ -143,7 +256,8 @@ def report(paths: list[Path]) -> None:
         rows += [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
     best_peer = {}
     for r in rows:
-        if r["side"].startswith("zarr-python"):
+        # The peers: zarr-python's own pipeline (not with this package's).
+        if r["side"].startswith("zarr-python") and "CodecPipeline" not in r["side"]:
             best_peer[r["case"]] = min(best_peer.get(r["case"], float("inf")), r["seconds"])
     print("| read | reader | time | requests | bytes | vs fastest zarr-python |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")

@@ -33,6 +33,12 @@
 //! fetched come from one version, and a reader that was served an older
 //! index sees the difference.
 //!
+//! With [`RemoteOptions::shard_read_ahead_bytes`], an index that is not
+//! kept is read with that many bytes of its shard: a shard no larger comes
+//! whole, and is held ([`ReadAhead`]) to answer the next call on its key if
+//! that call asks for the index range with the chunks (the read engine's
+//! call): the first window of a small shard in one request.
+//!
 //! An index with a missing inner chunk (offset and length all ones) is
 //! kept for that check only, not served to a read of the index alone: a
 //! window of missing chunks only sends no request, so nothing would check
@@ -57,6 +63,7 @@ use zarrs_object_store::AsyncObjectStore;
 use super::counting::Counters;
 use super::credentials::Signing;
 use super::index_cache::{IndexCache, IndexRead, same_version};
+use super::read_ahead::ReadAhead;
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -82,6 +89,10 @@ pub struct AsyncRemoteStore {
     /// Shard indexes kept, with their objects' versions; `None` when
     /// [`RemoteOptions::shard_index_cache_bytes`] is 0.
     indexes: Option<Mutex<IndexCache>>,
+    /// [`RemoteOptions::shard_read_ahead_bytes`].
+    read_ahead: u64,
+    /// Shards read whole with their index, until the next call on their key.
+    held: Mutex<ReadAhead>,
 }
 
 /// Why a read that may be conditional failed.
@@ -140,6 +151,8 @@ impl AsyncRemoteStore {
             counters,
             indexes: (options.shard_index_cache_bytes > 0)
                 .then(|| Mutex::new(IndexCache::new(options.shard_index_cache_bytes))),
+            read_ahead: options.shard_read_ahead_bytes,
+            held: Mutex::new(ReadAhead::new(options.shard_index_cache_bytes)),
         })
     }
 
@@ -232,6 +245,15 @@ impl AsyncRemoteStore {
             .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
+    /// What is held of `key` read whole with its index, no longer held
+    /// (every call on the key takes it: see [`ReadAhead`]).
+    fn take_whole(&self, key: &StoreKey) -> Option<super::read_ahead::Whole> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take(key.as_str())
+    }
+
     /// GET `range` of `path`, on condition that the object is still the
     /// version `known` (that of a kept index): its bytes and the version
     /// the response shows.
@@ -301,6 +323,7 @@ impl AsyncRemoteStore {
 
     /// A shard index: from the cache, or read alone and kept.
     async fn index(&self, key: &StoreKey, range: ByteRange) -> Result<MaybeBytes, StorageError> {
+        self.take_whole(key);
         let known = match self.indexes().map(|i| i.index_read(key.as_str(), range)) {
             Some(IndexRead::Kept(bytes)) => return Ok(Some(bytes)),
             Some(IndexRead::OnCondition(meta)) => Some(meta),
@@ -321,9 +344,48 @@ impl AsyncRemoteStore {
             }
         };
         let path = Path::from(key.as_str());
-        let (bytes, meta) = match self.fetch(&path, get_range, known.as_ref()).await {
+        // Read ahead: the index and the shard's bytes beside it, up to
+        // `read_ahead` (all of them if the shard is no longer).
+        let ahead = match range {
+            ByteRange::Suffix(len) if self.read_ahead > len => {
+                Some(GetRange::Suffix(self.read_ahead))
+            }
+            ByteRange::FromStart(0, Some(len)) if self.read_ahead > len => {
+                Some(GetRange::Bounded(0..self.read_ahead))
+            }
+            _ => None,
+        };
+        let asked = ahead.clone().unwrap_or(get_range);
+        let (bytes, meta) = match self.fetch(&path, asked, known.as_ref()).await {
             Ok(fetched) => fetched,
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
+        };
+        let bytes = match ahead {
+            None => bytes,
+            Some(_) => {
+                let got = bytes.len() as u64;
+                let index = match range {
+                    ByteRange::Suffix(len) if got >= len => {
+                        Some(bytes.slice((got - len) as usize..))
+                    }
+                    ByteRange::FromStart(_, Some(len)) if got >= len => {
+                        Some(bytes.slice(..len as usize))
+                    }
+                    _ => None,
+                };
+                if got == meta.size
+                    && let Some(index) = &index
+                {
+                    self.held
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .hold(key.as_str(), range, bytes.clone());
+                    index.clone()
+                } else {
+                    // Shorter than its index: the error of a short read.
+                    index.unwrap_or(bytes)
+                }
+            }
         };
         let bytes = self.checked(key, &what, expected, bytes)?;
         // An index with a missing inner chunk is kept for the check of
@@ -340,6 +402,17 @@ fn shown_url(url: &str) -> String {
     let base = url.split(['?', '#']).next().unwrap_or(url);
     let query = if base.len() < url.len() { "?***" } else { "" };
     redact_url(base.trim_end_matches('/')) + query
+}
+
+/// `range` as messages show it (zarrs' `Display` of a range adds its start
+/// and length, which overflows for a range past the largest offset: a
+/// hostile shard index can ask for one).
+pub(super) fn shown_range(range: ByteRange) -> String {
+    match range {
+        ByteRange::FromStart(start, Some(n)) => format!("at {start}, {n} bytes"),
+        ByteRange::FromStart(start, None) => format!("from {start}"),
+        ByteRange::Suffix(n) => format!("the last {n} bytes"),
+    }
 }
 
 /// A range zarrs asks for, as object_store asks for it.
@@ -369,6 +442,7 @@ fn request(range: ByteRange) -> Option<Request> {
 #[async_trait::async_trait]
 impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        self.take_whole(key);
         let path = Path::from(key.as_str());
         let result = match self.store.get(&path).await {
             Ok(result) => {
@@ -416,6 +490,18 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.index(key, *range).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
+        // The shard read whole with its index just before (the read
+        // engine's call for its chunks, which asks for the index range too):
+        // no request.
+        if let Some(whole) = self.take_whole(key)
+            && let Some(answer) = whole.answer(&ranges)
+        {
+            let bytes = answer
+                .map_err(|why| StorageError::Other(format!("{}: {why}", self.key_url(key))))?;
+            return Ok(Some(
+                futures::stream::iter(bytes.into_iter().map(Ok)).boxed(),
+            ));
+        }
         // The version every request of this call is conditional on, and
         // the ranges kept from that same version, taken at once: a shard
         // index asked for beside inner chunks (the read engine's check that
@@ -428,8 +514,9 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             .map(|&range| {
                 request(range).ok_or_else(|| {
                     StorageError::Other(format!(
-                        "{}: byte range {range} ends past the largest offset",
-                        self.key_url(key)
+                        "{}: byte range {} ends past the largest offset",
+                        self.key_url(key),
+                        shown_range(range)
                     ))
                 })
             })
@@ -564,6 +651,11 @@ mod tests {
     #[test]
     fn a_range_past_the_largest_offset_is_refused() {
         assert!(request(ByteRange::FromStart(u64::MAX, Some(2))).is_none());
+        // Its message shows it without overflowing.
+        assert_eq!(
+            shown_range(ByteRange::FromStart(u64::MAX, Some(2))),
+            format!("at {}, 2 bytes", u64::MAX)
+        );
         assert!(matches!(
             request(ByteRange::FromStart(u64::MAX - 2, Some(2))),
             Some(Request::Bounded(r)) if r == (u64::MAX - 2..u64::MAX)

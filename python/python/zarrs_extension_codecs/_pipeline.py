@@ -7,8 +7,12 @@ one hands the array's ``zarr.json`` to zarrs (`_native.ChunkArray`) and
 keeps zarr's own `BatchedCodecPipeline`, with this package's `ScaleOffset`
 and `CastValue`, for what zarrs is not given:
 
-- reads: chunks of a `LocalStore` are read by Rust from their files; any
-  other store's chunks are fetched through zarr's async store API
+- reads: chunks of a `LocalStore` are read by Rust from their files; those
+  of an HTTP or S3 store (obstore's `HTTPStore` and `S3Store` under zarr's
+  `ObjectStore`, fsspec's HTTP file system under `FsspecStore`) by the
+  crate's remote layer at the same URL with the same settings (see
+  `_remote`), so a shard's index is kept and a window of it costs one round
+  trip; any other store's chunks are fetched through zarr's async store API
   (concurrently, `async.concurrency` at a time) and decoded by Rust. A basic
   selection (slices of step 1, integers) is decoded straight into zarr's
   output, one call per read; any other (steps, integer or boolean arrays)
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +51,7 @@ from zarr.storage._common import StorePath
 
 from zarrs_extension_codecs._native import ChunkArray, pipeline_threads
 from zarrs_extension_codecs._pipeline_codecs import with_our_classes
+from zarrs_extension_codecs._remote import RemoteSource, remote_source
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -106,6 +112,12 @@ def _names(codecs: Iterable[Any]) -> set[str]:
     return names
 
 
+# The remote arrays of a parent process, in a child made by `fork()`: never
+# dropped there (their runtime's threads exist only in the parent, and
+# dropping it would wait for them).
+_LEFT_BY_PARENT: list[dict[str, ChunkArray]] = []
+
+
 @dataclass(frozen=True)
 class _Native:
     """What zarrs was given of one array."""
@@ -116,14 +128,25 @@ class _Native:
     dtype: np.dtype[Any]
     writes: bool
     sharded: bool
+    # Where Rust reads the store's chunks from: zarr's `LocalStore` itself,
+    # the crate's remote layer (`RemoteSource`), or nowhere (`None`: zarr's
+    # store API fetches, Rust decodes).
+    remote: RemoteSource | None = None
     arrays: dict[str, ChunkArray] = field(default_factory=dict)
     detached: list[ChunkArray] = field(default_factory=list)
+    # The process `arrays` were opened in.
+    owner: list[int] = field(default_factory=lambda: [os.getpid()])
 
     def __getstate__(self) -> dict[str, Any]:
         # zarr arrays are pickled with their pipeline (dask, multiprocessing):
         # the zarrs arrays opened so far are a cache, made again on first use
         # (native objects do not pickle).
-        return {**self.__dict__, "arrays": {}, "detached": []}
+        return {**self.__dict__, "arrays": {}, "detached": [], "owner": [os.getpid()]}
+
+    @property
+    def reads_store(self) -> bool:
+        """Whether Rust reads the store's chunks itself."""
+        return type(self.store) is LocalStore or self.remote is not None
 
     def array(self, prefix: str | None) -> ChunkArray:
         """The zarrs array reading from the array's directory at `prefix`,
@@ -132,11 +155,19 @@ class _Native:
             if not self.detached:
                 self.detached.append(ChunkArray(self.json))
             return self.detached[0]
+        if self.owner[0] != os.getpid():
+            _LEFT_BY_PARENT.append(dict(self.arrays))
+            self.arrays.clear()
+            self.owner[0] = os.getpid()
         found = self.arrays.get(prefix)
         if found is None:
-            assert type(self.store) is LocalStore
-            root = self.store.root / prefix if prefix else self.store.root
-            found = self.arrays[prefix] = ChunkArray(self.json, str(root))
+            if self.remote is not None:
+                found = self.remote.open(self.json, prefix)
+            else:
+                assert type(self.store) is LocalStore
+                root = self.store.root / prefix if prefix else self.store.root
+                found = ChunkArray(self.json, str(root))
+            self.arrays[prefix] = found
         return found
 
     def split_key(self, path: str) -> tuple[str, tuple[int, ...]] | None:
@@ -178,8 +209,20 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
         return None
     names = _names(metadata.codecs)
     writes = names <= _BYTE_IDENTICAL
+    remote = None
+    if str(zarr.config.get("codec_pipeline.remote", "rust")).lower() != "zarr":
+        remote = remote_source(store)
+        if isinstance(remote, str):
+            log.debug("zarr's store API fetches the chunks: %s", remote)
+            remote = None
     return _Native(
-        metadata, json, store, dtype.newbyteorder("="), writes, "sharding_indexed" in names
+        metadata,
+        json,
+        store,
+        dtype.newbyteorder("="),
+        writes,
+        "sharding_indexed" in names,
+        remote,
     )
 
 
@@ -319,13 +362,12 @@ class CodecPipeline(_CodecPipeline):
             coords.append(split[1])
         if len(prefixes) > 1:
             return "chunks of more than one array in a batch"
-        # Exactly zarr's LocalStore: a subclass or a wrapper may lay out or
-        # serve its files otherwise.
-        local = type(native.store) is LocalStore
-        return (prefixes.pop() if local and prefixes else None), coords
+        # Exactly zarr's LocalStore (a subclass or a wrapper may lay out or
+        # serve its files otherwise), or a store mapped onto the remote layer.
+        return (prefixes.pop() if native.reads_store and prefixes else None), coords
 
     async def _fetch(self, batch: list[BatchInfo]) -> list[bytes | None]:
-        limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+        limit = asyncio.Semaphore(_concurrency())
 
         async def get(byte_getter: ByteGetter, spec: ArraySpec) -> bytes | None:
             async with limit:
@@ -382,7 +424,7 @@ class CodecPipeline(_CodecPipeline):
             not drop_axes
             and target.flags.c_contiguous
             and target.flags.writeable
-            and all(_basic(cs) and _basic(os) for _, _, cs, os, _ in batch)
+            and all(_basic(cs) and _basic(sel) for _, _, cs, sel, _ in batch)
         )
         if self.native.sharded and (prefix is None or not basic) and not all(c for *_, c in batch):
             # Parts of shards that zarrs would have to decode whole: from a
@@ -394,20 +436,21 @@ class CodecPipeline(_CodecPipeline):
             return await self.inner.read(batch, out, drop_axes)
         array = self.native.array(prefix)
         encoded = None if prefix is not None else await self._fetch(batch)
+        remote = prefix is not None and self.native.remote is not None
+        read = _Reader(array, encoded, batch, remote=remote)
         if basic:
             regions = _basic_regions(batch, coords, target)
             if regions is not None:
                 view, regs = regions
-                present = await asyncio.to_thread(array.read_into, view, regs, encoded, _threads())
+                present = await read(view, regs)
                 return tuple(GetResult(status="present" if p else "missing") for p in present)
-        return await self._read_via_temporary(array, batch, coords, encoded, target, drop_axes)
+        return await self._read_via_temporary(read, batch, coords, target, drop_axes)
 
     async def _read_via_temporary(
         self,
-        array: ChunkArray,
+        read: _Reader,
         batch: list[BatchInfo],
         coords: list[tuple[int, ...]],
-        encoded: list[bytes | None] | None,
         target: np.ndarray[Any, Any],
         drop_axes: tuple[int, ...],
     ) -> tuple[GetResult, ...]:
@@ -436,25 +479,15 @@ class CodecPipeline(_CodecPipeline):
                     regions.append((list(c), full, out))
                 else:
                     regions.append((list(c), [], []))
-            part_encoded = None if encoded is None else encoded[first : first + group]
             if shape:
-                present = await asyncio.to_thread(
-                    array.read_into, temp, regions, part_encoded, _threads()
-                )
+                present = await read(temp, regions, first=first)
                 chunks = temp.reshape((n, *shape))
             else:
                 # Zero-dimensional: one chunk of one element each call.
                 present = []
                 for i, region in enumerate(regions):
                     one = temp[i : i + 1].reshape(())
-                    got = await asyncio.to_thread(
-                        array.read_into,
-                        one,
-                        [region],
-                        None if part_encoded is None else [part_encoded[i]],
-                        1,
-                    )
-                    present.extend(got)
+                    present.extend(await read(one, [region], first=first + i, threads=1))
                 chunks = temp.reshape((n,))
             for i, (_, _, chunk_selection, out_selection, _) in enumerate(part):
                 selected = chunks[i][chunk_selection]
@@ -511,6 +544,56 @@ class CodecPipeline(_CodecPipeline):
         await _store(batch, encoded)
 
 
+class _Reader:
+    """The calls into Rust of one read: the zarrs array, the chunks' bytes
+    when Python fetched them, how many threads, and whether to find out
+    which chunks are stored."""
+
+    def __init__(
+        self,
+        array: ChunkArray,
+        encoded: list[bytes | None] | None,
+        batch: list[BatchInfo],
+        *,
+        remote: bool,
+    ) -> None:
+        self.array = array
+        self.encoded = encoded
+        self.threads = _threads()
+        self.presence = True
+        if remote:
+            # Each thread fetches a chunk or shard and decodes it: as many in
+            # flight as zarr's own store API would have.
+            self.threads = max(self.threads, _concurrency())
+            # Whether a chunk is stored costs a request per chunk to find
+            # out on a remote store, and zarr looks at it only to raise for
+            # missing chunks (`array.read_missing_chunks` false): asked for
+            # then only, and "present" otherwise.
+            self.presence = any(
+                getattr(spec.config, "read_missing_chunks", True) is False for _, spec, *_ in batch
+            )
+
+    async def __call__(
+        self,
+        out: np.ndarray[Any, Any],
+        regions: list[Any],
+        *,
+        first: int = 0,
+        threads: int | None = None,
+    ) -> list[bool]:
+        """Read `regions` (the batch's from its `first` on) into `out`;
+        whether each chunk is stored."""
+        encoded = None if self.encoded is None else self.encoded[first : first + len(regions)]
+        got = await asyncio.to_thread(
+            self.array.read_into, out, regions, encoded, threads or self.threads, self.presence
+        )
+        return [True] * len(regions) if got is None else got
+
+
+def _concurrency() -> int:
+    return int(zarr.config.get("async.concurrency") or 10)
+
+
 def _numpy_prototype(spec: ArraySpec) -> bool:
     from zarr.core.buffer import cpu
 
@@ -564,7 +647,7 @@ async def _encode(
     shape = tuple(batch[0][1].shape)
     array = native.array(None)
     dtype = native.dtype
-    limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+    limit = asyncio.Semaphore(_concurrency())
 
     async def existing(i: int) -> bytes | None:
         byte_setter, spec, _, _, complete = batch[i]
@@ -636,7 +719,7 @@ async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
     """Store or delete each chunk through zarr's store API."""
     from zarr.core.buffer import cpu
 
-    limit = asyncio.Semaphore(int(zarr.config.get("async.concurrency") or 10))
+    limit = asyncio.Semaphore(_concurrency())
 
     async def store(i: int) -> None:
         byte_setter = batch[i][0]

@@ -13,14 +13,17 @@
 //! a batch's chunks together on one pool of threads ([`threads`]) with the
 //! GIL released.
 //!
-//! The chunks come from one of two places:
+//! The chunks come from one of three places:
 //! - a zarrs `FilesystemStore` at the array's directory (zarr's `LocalStore`):
 //!   Rust reads the files, and reads only the inner chunks a sharded read
 //!   needs;
+//! - the crate's remote store at the array's URL (zarr's HTTP and S3 stores
+//!   that Python could map, see [`remote`]): the same, over the network;
 //! - bytes Python fetched through zarr's store API (any other store): put in
-//!   an in-memory store for the call, so that both take the same path.
+//!   an in-memory store for the call, so that all take the same path.
 
 mod regions;
+mod remote;
 mod threads;
 
 use std::borrow::Cow;
@@ -38,6 +41,7 @@ use zarrs::array::{Array, ArrayBytes, ArrayMetadata, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
+use zarrs_extension_codecs::remote::RemoteStore;
 use zarrs_extension_codecs::{
     ArrayReadExt, WindowAt, error_chain, register_overrides, validate_codecs_for_reading,
 };
@@ -67,33 +71,58 @@ pub struct ChunkArray {
     /// Whether `array` reads its chunks from a store of its own (else
     /// every read is given the chunks' bytes).
     has_store: bool,
+    /// That store, when it is remote (for its request counts).
+    remote: Option<Arc<RemoteStore>>,
 }
 
 #[pymethods]
 impl ChunkArray {
     /// The array whose `zarr.json` is `metadata` (a Zarr v3 array's
     /// metadata, JSON), with its chunks in the directory `root` (the array's
-    /// own directory, as zarr's `LocalStore` lays it out), or handed to
-    /// each read when `root` is `None`.
+    /// own directory, as zarr's `LocalStore` lays it out), at `url` (the
+    /// array's own `http(s)://` or `s3://` URL, read by the crate's remote
+    /// layer with the S3 settings `s3_config`, the signing choice
+    /// `anonymous` and `read_ahead` bytes read with a shard's index, see
+    /// the crate's `RemoteOptions::shard_read_ahead_bytes`), or handed to
+    /// each read when neither is given.
     ///
     /// Raises `ValueError` when zarrs cannot open the array (a codec or data
-    /// type it does not have: the message says which) or when its codecs
-    /// need this crate's overrides to read right.
+    /// type it does not have: the message says which), when its codecs
+    /// need this crate's overrides to read right, or when the remote store
+    /// cannot be set up (the message shows no credential).
     #[new]
-    #[pyo3(signature = (metadata, root=None))]
-    fn new(metadata: &str, root: Option<std::path::PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (metadata, root=None, *, url=None, s3_config=Vec::new(), anonymous=None, read_ahead=0))]
+    fn new(
+        metadata: &str,
+        root: Option<std::path::PathBuf>,
+        url: Option<String>,
+        s3_config: Vec<(String, String)>,
+        anonymous: Option<bool>,
+        read_ahead: u64,
+    ) -> PyResult<Self> {
         register_overrides();
         let parsed: ArrayMetadata = serde_json::from_str(metadata)
             .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
-        let (storage, has_store): (Arc<dyn ReadableStorageTraits>, bool) = match &root {
-            Some(root) => {
+        let mut remote_store = None;
+        let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, url) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err("give a root or a url, not both"));
+            }
+            (Some(root), None) => {
                 let store = FilesystemStore::new(root).map_err(|e| {
                     PyValueError::new_err(format!("store at {}: {e}", root.display()))
                 })?;
-                (Arc::new(store), true)
+                Some(Arc::new(store))
             }
-            None => (Arc::new(MemoryStore::new()), false),
+            (None, Some(url)) => {
+                let store = remote::open(&url, s3_config, anonymous, read_ahead)?;
+                remote_store = Some(store.clone());
+                Some(store)
+            }
+            (None, None) => None,
         };
+        let has_store = storage.is_some();
+        let storage = storage.unwrap_or_else(|| Arc::new(MemoryStore::new()));
         let array = Array::new_with_metadata(storage, "/", parsed).map_err(|e| {
             let hint = zarrs_extension_codecs::open_error_hint(&e)
                 .map(|h| format!(" ({h})"))
@@ -116,7 +145,20 @@ impl ChunkArray {
                 array.data_type()
             )));
         }
-        Ok(Self { array, has_store })
+        Ok(Self {
+            array,
+            has_store,
+            remote: remote_store,
+        })
+    }
+
+    /// `(requests, bytes)` the remote store has fetched since it was opened
+    /// (`None` for an array that is not read from a remote store).
+    fn remote_fetched(&self) -> Option<(u64, u64)> {
+        self.remote.as_ref().map(|store| {
+            let fetched = store.fetched();
+            (fetched.requests, fetched.bytes)
+        })
     }
 
     /// The key of the chunk at `coords`, relative to the array.
@@ -144,8 +186,10 @@ impl ChunkArray {
     /// the fill value). Raises `ValueError` naming the chunk's key when a
     /// region does not fit, two output parts overlap, or a chunk cannot be
     /// decoded; `out` may then be partly written. Returns, for each
-    /// region, whether its chunk is stored (else it read as the fill value).
-    #[pyo3(signature = (out, regions, encoded=None, threads=1))]
+    /// region, whether its chunk is stored (else it read as the fill value);
+    /// `None` when `presence` is false and the chunks come from the array's
+    /// store (asking a remote store costs a request per chunk).
+    #[pyo3(signature = (out, regions, encoded=None, threads=1, presence=true))]
     fn read_into(
         &self,
         py: Python<'_>,
@@ -153,7 +197,8 @@ impl ChunkArray {
         regions: Vec<PyRegion>,
         encoded: Option<Vec<Option<Bound<'_, PyBytes>>>>,
         threads: usize,
-    ) -> PyResult<Vec<bool>> {
+        presence: bool,
+    ) -> PyResult<Option<Vec<bool>>> {
         let regions: Vec<Region> = regions
             .into_iter()
             .map(|(coords, chunk, out)| Region {
@@ -212,8 +257,9 @@ impl ChunkArray {
         py.detach(|| {
             read_regions(array, &regions, dst, &out_shape, &pool, threads)?;
             match present {
-                Some(present) => Ok(present),
-                None => stored(array, &regions, &pool),
+                Some(present) => Ok(Some(present)),
+                None if presence => stored(array, &regions, &pool).map(Some),
+                None => Ok(None),
             }
         })
         .map_err(PyValueError::new_err)

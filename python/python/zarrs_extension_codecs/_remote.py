@@ -1,0 +1,151 @@
+"""Which of zarr's stores `CodecPipeline` reads through the Rust crate's
+remote layer, and how: the store's URL and settings, carried over.
+
+Mapped: zarr's `ObjectStore` over obstore's `HTTPStore` or `S3Store`, and
+zarr's `FsspecStore` over fsspec's HTTP file system, each exactly (not a
+subclass) and only when every setting it holds can be carried over:
+
+- obstore's S3 settings are object_store's (obstore is object_store too),
+  so they are passed as they are (`endpoint`, `region`, `access_key_id`,
+  `secret_access_key`, `session_token`, `skip_signature`, ...);
+- client options: only `allow_http` (the remote layer allows plain HTTP
+  for an `http://` URL or endpoint);
+- a retry configuration, a credential provider, any other client option,
+  fsspec client or request arguments (headers, authentication): not
+  mapped; zarr's store API fetches the chunks, as before.
+
+What is not mapped is named in a debug log line. Nothing is fetched when
+the remote store is set up; it reads what obstore or fsspec would read,
+from the same URL, signed the same way (the remote layer looks for AWS
+credentials where the AWS tools do, a little further than obstore:
+also the shared profile files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import zarr
+
+from zarrs_extension_codecs._native import ChunkArray
+
+if TYPE_CHECKING:
+    from zarr.abc.store import Store
+
+__all__ = ["RemoteSource", "remote_source"]
+
+# obstore client options the remote layer has the same behaviour for.
+_CLIENT_OPTIONS = frozenset({"allow_http"})
+
+
+@dataclass(frozen=True)
+class RemoteSource:
+    """Where the crate's remote layer reads a zarr store: the store's root
+    URL (no trailing slash), for S3 its settings and signing choice, and
+    the read-ahead (`read_ahead_bytes`, taken when the array is opened)."""
+
+    url: str
+    s3_config: tuple[tuple[str, str], ...] = ()
+    anonymous: bool | None = None
+    read_ahead: int = 0
+
+    def __repr__(self) -> str:
+        # Settings may hold credentials: their names only.
+        names = ", ".join(name for name, _ in self.s3_config)
+        return f"RemoteSource({self.url!r}, s3_config=[{names}])"
+
+    def open(self, metadata: str, prefix: str) -> ChunkArray:
+        """The zarrs array at `prefix` (the array's path in the store)."""
+        # The array's path goes before a query string (a token every request
+        # carries).
+        base, query, rest = self.url.partition("?")
+        url = f"{base}/{prefix}{query}{rest}" if prefix else self.url
+        return ChunkArray(
+            metadata,
+            url=url,
+            s3_config=list(self.s3_config),
+            anonymous=self.anonymous,
+            read_ahead=self.read_ahead,
+        )
+
+
+def read_ahead_bytes() -> int:
+    """`codec_pipeline.remote_read_ahead_bytes` (0 by default): bytes of a
+    shard read with its index, so that a shard no larger is read whole in
+    that request (see the crate's `RemoteOptions::shard_read_ahead_bytes`)."""
+    value = zarr.config.get("codec_pipeline.remote_read_ahead_bytes", 0)
+    try:
+        n = int(value or 0)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"codec_pipeline.remote_read_ahead_bytes: {value!r} is not a number of bytes"
+        ) from None
+    if n < 0:
+        raise ValueError(f"codec_pipeline.remote_read_ahead_bytes: {n} is negative")
+    return n
+
+
+def remote_source(store: Store) -> RemoteSource | str | None:
+    """Where the remote layer reads `store`; a reason when it is a remote
+    store that cannot be mapped; `None` when it is no remote store."""
+    from zarr.storage import FsspecStore, ObjectStore
+
+    if type(store) is ObjectStore:
+        source = _obstore(store.store)
+    elif type(store) is FsspecStore:
+        source = _fsspec(store)
+    else:
+        return None
+    if isinstance(source, RemoteSource):
+        source = replace(source, read_ahead=read_ahead_bytes())
+    return source
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _obstore(inner: object) -> RemoteSource | str | None:
+    try:
+        from obstore.store import HTTPStore, S3Store
+    except ImportError:
+        return None
+    if type(inner) not in (HTTPStore, S3Store):
+        return None
+    name = type(inner).__name__
+    options = dict(getattr(inner, "client_options", None) or {})
+    unknown = sorted(set(options) - _CLIENT_OPTIONS)
+    if unknown:
+        return f"obstore {name} with client options {unknown}"
+    if getattr(inner, "retry_config", None) is not None:
+        return f"obstore {name} with a retry configuration"
+    if isinstance(inner, HTTPStore):
+        base, query, rest = str(inner.url).partition("?")
+        return RemoteSource(f"{base.rstrip('/')}{query}{rest}")
+    assert isinstance(inner, S3Store)
+    if inner.credential_provider is not None:
+        return "obstore S3Store with a credential provider"
+    config = {str(k).lower(): v for k, v in dict(inner.config or {}).items()}
+    bucket = config.pop("bucket", None) or config.pop("aws_bucket", None)
+    config.pop("aws_bucket_name", None)
+    if not bucket:
+        return "obstore S3Store without a bucket"
+    prefix = str(inner.prefix or "").strip("/")
+    url = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    return RemoteSource(url, tuple((k, _text(v)) for k, v in sorted(config.items())))
+
+
+def _fsspec(store: object) -> RemoteSource | str | None:
+    fs = getattr(store, "fs", None)
+    protocol = getattr(fs, "protocol", None)
+    protocols = {protocol} if isinstance(protocol, str) else set(protocol or ())
+    if not protocols & {"http", "https"}:
+        return None
+    if getattr(fs, "client_kwargs", None) or getattr(fs, "kwargs", None):
+        return "fsspec HTTP file system with client or request arguments"
+    url = str(getattr(store, "path", ""))
+    if not url.startswith(("http://", "https://")):
+        return f"fsspec HTTP store at a path that is not a URL ({url[:40]!r})"
+    base, query, rest = url.partition("?")
+    return RemoteSource(f"{base.rstrip('/')}{query}{rest}")

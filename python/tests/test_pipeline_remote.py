@@ -1,0 +1,421 @@
+"""`CodecPipeline` over HTTP and S3 through the crate's remote layer.
+
+zarr's `ObjectStore` over obstore's `HTTPStore` / `S3Store`, and
+`FsspecStore` over fsspec's HTTP file system, are read by Rust from the
+same URL (`zarrs_extension_codecs._remote`). Values are compared with
+zarr's own default pipeline reading the files; requests are the test
+server's counts (Starlette's StaticFiles under uvicorn, moto's S3 server,
+both on 127.0.0.1, started here).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from zarr.storage import FsspecStore, LocalStore, ObjectStore
+
+import zarrs_extension_codecs as zec
+from zarrs_extension_codecs._remote import RemoteSource, remote_source
+
+obstore = pytest.importorskip("obstore")
+
+OURS = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
+SERVERS = Path(__file__).resolve().parents[2] / "scripts" / "servers"
+FILTERS: list[dict[str, Any]] = [
+    {"name": "scale_offset", "configuration": {"scale": 100, "offset": 5}},
+    {
+        "name": "cast_value",
+        "configuration": {
+            "data_type": "uint16",
+            "rounding": "nearest-even",
+            "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
+        },
+    },
+]
+
+
+def values(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    data = np.round(rng.uniform(0, 600, (96, 80)) * 100) / 100 - 5
+    data[rng.random(data.shape) < 0.05] = np.nan
+    data[32:48, 16:32] = np.nan  # an inner chunk of fill values: not stored
+    return data
+
+
+def write(root: Path, seed: int = 1) -> None:
+    """The product: a sharded band (index at the end, the last row of shards
+    never written), the same with the index at the start, and an unsharded
+    one, all written by zarr's default pipeline with zarr's own classes."""
+    data = values(seed)
+    common: dict[str, Any] = {
+        "shape": data.shape,
+        "dtype": "float64",
+        "fill_value": np.nan,
+        "filters": FILTERS,
+        "compressors": [{"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3}}],
+    }
+    arr = zarr.create_array(root, name="b04", chunks=(16, 16), shards=(32, 32), **common)
+    arr[:64] = data[:64]
+    from zarr.codecs import BytesCodec, ShardingCodec
+
+    inner = [*FILTERS, BytesCodec(), *common["compressors"]]
+    start = zarr.create_array(
+        root,
+        name="start",
+        chunks=(32, 32),
+        serializer=ShardingCodec(chunk_shape=(16, 16), codecs=inner, index_location="start"),
+        **{**common, "filters": None, "compressors": None},
+    )
+    start[...] = data
+    zarr.create_array(root, name="plain", chunks=(16, 16), **common)[...] = data
+
+
+@pytest.fixture(scope="module")
+def product(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pipeline_remote") / "product.zarr"
+    write(root)
+    return root
+
+
+def expected(root: Path, name: str) -> np.ndarray:
+    """zarr's own read of the files (its default pipeline, its classes)."""
+    return zarr.open_array(LocalStore(root, read_only=True), path=name, mode="r")[...]
+
+
+class Server:
+    """A server process that prints its port and stops when stdin closes."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline().split()[0])
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+def serve_http(root: Path) -> Iterator[str]:
+    server = Server([str(SERVERS / "serve_http.py"), str(root)])
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def http(product: Path) -> Iterator[str]:
+    yield from serve_http(product)
+
+
+def requests(server: str) -> int:
+    """Requests the server answered since the last call."""
+    import json
+
+    with urllib.request.urlopen(f"{server}/__stats") as r:
+        count = json.load(r)["requests"]
+    urllib.request.urlopen(urllib.request.Request(f"{server}/__reset", method="POST")).read()
+    return count
+
+
+def http_store(url: str) -> ObjectStore:
+    return ObjectStore(
+        obstore.store.HTTPStore.from_url(url, client_options={"allow_http": True}),
+        read_only=True,
+    )
+
+
+def open_remote(store: Any, name: str) -> zarr.Array:
+    with zarr.config.set(OURS):
+        arr = zarr.open_array(store, path=name, mode="r")
+    pipeline = arr._async_array.codec_pipeline
+    assert isinstance(pipeline, zec.CodecPipeline)
+    assert pipeline.native is not None
+    assert pipeline.native.remote is not None
+    return arr
+
+
+SELECTIONS: list[Any] = [
+    ...,
+    (slice(0, 16), slice(0, 16)),  # one inner chunk
+    (slice(5, 70), slice(3, 77)),  # parts of shards, a missing shard row
+    (slice(40, 41), slice(20, 21)),  # one element of a missing inner chunk
+    (7, slice(None)),
+    (slice(90, 96), slice(70, 80)),  # the missing shards only
+    (slice(None, None, 3), slice(1, 60, 7)),  # steps: through zarr's pipeline
+]
+
+
+def read_all(arr: zarr.Array, want: np.ndarray) -> None:
+    with zarr.config.set({"codec_pipeline.fallback": "raise"}):
+        for selection in SELECTIONS:
+            got = np.asarray(arr[selection])
+            assert got.tobytes() == want[selection].tobytes(), selection
+
+
+# --- which stores are mapped ---------------------------------------------------------
+
+
+def test_obstore_http_is_mapped_with_its_url() -> None:
+    url = "http://127.0.0.1:9/data/product.zarr/?token=abc"
+    source = remote_source(http_store(url))
+    assert source == RemoteSource("http://127.0.0.1:9/data/product.zarr?token=abc")
+
+
+def test_obstore_s3_is_mapped_with_its_settings() -> None:
+    s3 = obstore.store.S3Store(
+        "bucket",
+        prefix="a/product.zarr",
+        endpoint="http://127.0.0.1:9",
+        region="eu-west-1",
+        access_key_id="AKIDEXAMPLE",
+        secret_access_key="very-secret",
+        skip_signature=False,
+        client_options={"allow_http": True},
+    )
+    source = remote_source(ObjectStore(s3, read_only=True))
+    assert isinstance(source, RemoteSource)
+    assert source.url == "s3://bucket/a/product.zarr"
+    settings = dict(source.s3_config)
+    assert settings["endpoint"] == "http://127.0.0.1:9"
+    assert settings["region"] == "eu-west-1"
+    assert settings["secret_access_key"] == "very-secret"
+    assert settings["skip_signature"] == "false"
+    assert "bucket" not in settings
+    # Its repr (in logs, tracebacks) names the settings, never their values.
+    shown = repr(source)
+    assert "very-secret" not in shown
+    assert "AKIDEXAMPLE" not in shown
+    assert "secret_access_key" in shown
+
+
+def test_fsspec_http_is_mapped() -> None:
+    store = FsspecStore.from_url("http://127.0.0.1:9/product.zarr", read_only=True)
+    assert remote_source(store) == RemoteSource("http://127.0.0.1:9/product.zarr")
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        pytest.param(
+            lambda: obstore.store.HTTPStore.from_url(
+                "http://127.0.0.1:9/p.zarr",
+                client_options={"allow_http": True, "default_headers": {"x-a": "b"}},
+            ),
+            id="client-option",
+        ),
+        pytest.param(
+            lambda: obstore.store.HTTPStore.from_url(
+                "http://127.0.0.1:9/p.zarr",
+                client_options={"allow_http": True},
+                retry_config={"max_retries": 9, "retry_timeout": timedelta(seconds=1)},
+            ),
+            id="retry-config",
+        ),
+        pytest.param(
+            lambda: obstore.store.S3Store(
+                "bucket", credential_provider=lambda: {"access_key_id": "a"}
+            ),
+            id="credential-provider",
+        ),
+    ],
+)
+def test_stores_configured_beyond_what_carries_over_are_not_mapped(store: Any) -> None:
+    reason = remote_source(ObjectStore(store(), read_only=True))
+    assert isinstance(reason, str), reason
+
+
+def test_fsspec_http_with_request_arguments_is_not_mapped() -> None:
+    store = FsspecStore.from_url(
+        "http://127.0.0.1:9/product.zarr",
+        read_only=True,
+        storage_options={"headers": {"Authorization": "Bearer x"}},
+    )
+    assert isinstance(remote_source(store), str)
+
+
+def test_other_stores_are_not_remote(tmp_path: Path) -> None:
+    assert remote_source(LocalStore(tmp_path)) is None
+    assert remote_source(ObjectStore(obstore.store.LocalStore(str(tmp_path)))) is None
+
+
+# --- reads -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["b04", "start", "plain"])
+def test_obstore_http_reads_zarrs_values(http: str, product: Path, name: str) -> None:
+    read_all(open_remote(http_store(http), name), expected(product, name))
+
+
+def test_fsspec_http_reads_zarrs_values(http: str, product: Path) -> None:
+    store = FsspecStore.from_url(http, read_only=True)
+    read_all(open_remote(store, "b04"), expected(product, "b04"))
+
+
+def test_a_window_of_a_shard_seen_before_is_one_request(http: str, product: Path) -> None:
+    """The index is kept: the first window of a shard costs its index and
+    its inner chunk, a window of another inner chunk of it one request."""
+    arr = open_remote(http_store(http), "b04")
+    want = expected(product, "b04")
+    requests(http)
+    assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
+    assert requests(http) == 2
+    assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
+    assert requests(http) == 1
+    # Four inner chunks of that shard: still one request (coalesced).
+    assert np.asarray(arr[8:24, 8:24]).tobytes() == want[8:24, 8:24].tobytes()
+    assert requests(http) == 1
+    # The store's own counts agree with the server's.
+    native = arr._async_array.codec_pipeline.native
+    (remote,) = native.arrays.values()
+    assert remote.remote_fetched()[0] == 4
+
+
+def test_read_ahead_reads_a_first_window_of_a_small_shard_in_one_request(
+    http: str, product: Path
+) -> None:
+    """`codec_pipeline.remote_read_ahead_bytes` at least a shard's size: the
+    shard comes whole with its index, the first window of it in one
+    request."""
+    with zarr.config.set({"codec_pipeline.remote_read_ahead_bytes": 1 << 20}):
+        arr = open_remote(http_store(http), "b04")
+    want = expected(product, "b04")
+    requests(http)
+    assert np.asarray(arr[0:16, 16:32]).tobytes() == want[0:16, 16:32].tobytes()
+    assert requests(http) == 1
+    read_all(arr, want)
+
+
+@pytest.mark.parametrize("value", [-1, "lots"])
+def test_a_bad_read_ahead_is_an_error_when_the_array_opens(http: str, value: object) -> None:
+    with (
+        zarr.config.set({**OURS, "codec_pipeline.remote_read_ahead_bytes": value}),
+        pytest.raises(ValueError, match="remote_read_ahead_bytes"),
+    ):
+        zarr.open_array(http_store(http), path="b04", mode="r")
+
+
+def test_the_same_read_through_zarrs_store_api(http: str, product: Path) -> None:
+    """`codec_pipeline.remote = "zarr"`: zarr's store API fetches, as before."""
+    with zarr.config.set({**OURS, "codec_pipeline.remote": "zarr"}):
+        arr = zarr.open_array(http_store(http), path="b04", mode="r")
+    assert arr._async_array.codec_pipeline.native.remote is None
+    want = expected(product, "b04")
+    requests(http)
+    assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
+    assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
+    assert requests(http) == 4  # index, then chunk, each time
+
+
+def test_missing_chunks_raise_when_zarr_is_asked_to(http: str) -> None:
+    """With `read_missing_chunks` false zarr needs to know which chunks are
+    stored: the pipeline asks the remote store then (and only then)."""
+    with zarr.config.set(OURS):
+        arr = zarr.open_array(
+            http_store(http), path="b04", mode="r", config={"read_missing_chunks": False}
+        )
+    assert arr._async_array.codec_pipeline.native.remote is not None
+    arr[0:32, 0:32]  # a stored shard
+    with pytest.raises(zarr.errors.ChunkNotFoundError, match="c/2/0"):
+        arr[64:96, 0:32]
+
+
+def test_a_shard_rewritten_on_the_server_reads_its_new_values(tmp_path: Path) -> None:
+    """The kept index is conditional on the shard's version: a shard
+    rewritten between two reads of one open array is read anew."""
+    root = tmp_path / "product.zarr"
+    write(root, seed=1)
+    server = serve_http(root)
+    url = next(server)
+    try:
+        arr = open_remote(http_store(url), "b04")
+        old = expected(root, "b04")
+        assert np.asarray(arr[0:16, 0:16]).tobytes() == old[0:16, 0:16].tobytes()
+        writer = zarr.open_array(LocalStore(root), path="b04", mode="r+")
+        writer[0:32, 0:32] = values(seed=2)[0:32, 0:32]
+        new = expected(root, "b04")
+        assert new[0:16, 0:16].tobytes() != old[0:16, 0:16].tobytes()
+        for window in [(slice(0, 16), slice(0, 16)), (slice(16, 32), slice(0, 32))]:
+            assert np.asarray(arr[window]).tobytes() == new[window].tobytes()
+    finally:
+        next(server, None)
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint(product: Path) -> Iterator[str]:
+    server = Server([str(SERVERS / "serve_s3.py"), f"products={product.parent}"])
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
+def test_obstore_s3_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
+    # Keys given, so that no credential provider is asked (no instance
+    # metadata address is contacted): only the loopback server.
+    s3 = obstore.store.S3Store(
+        "products",
+        prefix=product.name,
+        endpoint=s3_endpoint,
+        region="us-east-1",
+        access_key_id="testing",
+        secret_access_key="testing",
+        client_options={"allow_http": True},
+    )
+    for name in ["b04", "start"]:
+        read_all(open_remote(ObjectStore(s3, read_only=True), name), expected(product, name))
+
+
+_INHERITED: list[zarr.Array] = []
+
+
+def _read_inherited() -> bytes:
+    return np.asarray(_INHERITED[0][5:70, 3:77]).tobytes()
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_reads_an_array_its_parent_read(http: str, product: Path) -> None:
+    """The remote store's runtime has threads in the parent only: a child
+    made by fork() that reads the very array object (not a pickled copy)
+    opens a store of its own instead of waiting for them."""
+    arr = open_remote(http_store(http), "b04")
+    want = expected(product, "b04")[5:70, 3:77].tobytes()
+    assert np.asarray(arr[5:70, 3:77]).tobytes() == want
+    _INHERITED[:] = [arr]
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            assert pool.apply_async(_read_inherited).get(timeout=60) == want
+    finally:
+        _INHERITED.clear()
+
+
+def test_a_failing_server_falls_back_to_zarrs_error(tmp_path: Path) -> None:
+    """Nothing listens at the URL: the read fails as zarr's own would,
+    with the remote layer's account as a note."""
+    root = tmp_path / "product.zarr"
+    write(root)
+    server = serve_http(root)
+    url = next(server)
+    arr = open_remote(http_store(url), "b04")
+    next(server, None)  # the server stops
+    with pytest.raises(Exception) as info:  # noqa: PT011 (zarr's error, whatever it is)
+        arr[0:16, 0:16]
+    assert any("zarrs_extension_codecs.CodecPipeline" in n for n in info.value.__notes__)
+    shutil.rmtree(root)

@@ -798,9 +798,9 @@ async fn async_two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values
 
 /// `shard_read_ahead_bytes`: a shard no larger is read whole with its
 /// index, so the first window of it is one request; the held shard answers
-/// only the engine's call that follows, so a shard rewritten afterwards
-/// (even after a window that needed no chunk, whose read leaves the shard
-/// held) reads its new values. A shard larger than the read-ahead costs
+/// only the engine's call that follows its index read, so a shard
+/// rewritten afterwards (even after a window that needed no chunk, whose
+/// read leaves the shard held) reads its new values. A shard larger than the read-ahead costs
 /// two requests, as without it, and reads right. Over HTTP and S3, every
 /// layout (index at the end and at the start, compressed or not, crc32c
 /// or not).
@@ -862,9 +862,13 @@ fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_sta
         }
         // Version 3 leaves the first inner chunk of each shard missing: a
         // window of it alone reads the shard whole with its index and
-        // sends no call for chunks, so the shard stays held; the shard is
-        // then rewritten (version 4 moves every inner chunk), and a window
-        // of it must read the new values.
+        // sends no call for chunks, so the shard stays held. The shard is
+        // then rewritten as version 5: the same chunks missing, so
+        // without compression the same index, other values. The next
+        // window reads the index anew (kept for the check of chunk reads
+        // only: it marks a missing chunk) and must not have its chunks
+        // answered from the held version 3, whose index range would pass
+        // the engine's check.
         rewrite(3);
         let stores = open(layout, 1 << 20);
         let arrays: Vec<_> = stores
@@ -875,11 +879,11 @@ fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_sta
         for ((what, _), array) in stores.iter().zip(&arrays) {
             assert_reads(&format!("{what} {layout:?} version 3"), array, &missing, 3);
         }
-        rewrite(4);
+        rewrite(5);
         for ((what, _), array) in stores.iter().zip(&arrays) {
-            let what = format!("{what} {layout:?} version 4");
-            assert_reads(&what, array, &inner_window(), 4);
-            assert_reads(&what, array, &missing, 4);
+            let what = format!("{what} {layout:?} version 5");
+            assert_reads(&what, array, &inner_window(), 5);
+            assert_reads(&what, array, &missing, 5);
         }
         // A read-ahead a little larger than the index, smaller than the
         // shard: index and some bytes beside it, then the chunks.
@@ -887,14 +891,49 @@ fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_sta
             let what = format!("{what} {layout:?}, short read-ahead");
             let array = Array::open(store.clone(), "/").unwrap();
             store.reset_fetched();
-            assert_reads(&what, &array, &inner_window(), 4);
+            assert_reads(&what, &array, &inner_window(), 5);
             assert_eq!(store.fetched().requests, 2, "{what}: {:?}", store.fetched());
             assert_reads(
                 &what,
                 &array,
                 &ArraySubset::new_with_ranges(&[2..7, 3..13]),
-                4,
+                5,
             );
         }
+    }
+}
+
+/// An array opened from metadata read elsewhere (`Array::new_with_metadata`,
+/// as the Python pipeline opens zarr's arrays) with its shard indexes at
+/// the start: the store recognises a read of such an index only once it
+/// knows the array's `zarr.json`, so it keeps none until
+/// `RemoteStore::note_metadata` tells it; then a second window of a shard
+/// is one request.
+#[test]
+fn indexes_at_the_start_are_kept_once_the_store_is_told_the_metadata() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[4];
+    assert!(layout.index_at_start);
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 2);
+    let zarr_json = std::fs::read(dir.join("zarr.json")).unwrap();
+    let metadata: zarrs::array::ArrayMetadata = serde_json::from_slice(&zarr_json).unwrap();
+    let http = PythonServer::http(root.path(), 0);
+    let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
+    for told in [false, true] {
+        let url = format!("{}/{}", http.url(), layout.name());
+        let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+        if told {
+            store.note_metadata("zarr.json", &zarr_json);
+        }
+        let array = Array::new_with_metadata(store.clone(), "/", metadata.clone()).unwrap();
+        assert_reads("first window", &array, &inner_window(), 2);
+        store.reset_fetched();
+        assert_reads("second window", &array, &second, 2);
+        // Not told: the index is read again, then the chunk (with the
+        // index range beside it, which object_store coalesces: it is near).
+        let want = if told { 1 } else { 2 };
+        assert_eq!(store.fetched().requests, want, "told {told}: {:?}", store.fetched());
     }
 }

@@ -206,6 +206,24 @@ def test_obstore_s3_is_mapped_with_its_settings() -> None:
     assert "secret_access_key" in shown
 
 
+def test_a_url_shows_no_credentials() -> None:
+    source = remote_source(http_store("http://user:pa55@127.0.0.1:9/p.zarr?sig=s3cr3t"))
+    assert isinstance(source, RemoteSource)
+    assert source.url == "http://user:pa55@127.0.0.1:9/p.zarr?sig=s3cr3t"
+    shown = repr(source)
+    assert "pa55" not in shown
+    assert "s3cr3t" not in shown
+    assert "http://127.0.0.1:9/p.zarr?***" in shown
+
+
+def test_array_names_the_url_carries_as_they_are() -> None:
+    source = RemoteSource("http://127.0.0.1:9/p.zarr")
+    for prefix in ["", "b04", "measurements/r10m/b04", "a.b_c-d~e"]:
+        assert source.accepts(prefix), prefix
+    for prefix in ["band 4", "a#b", "a?b", "%41", "a//b", "é"]:
+        assert not source.accepts(prefix), prefix
+
+
 def test_fsspec_http_is_mapped() -> None:
     store = FsspecStore.from_url("http://127.0.0.1:9/product.zarr", read_only=True)
     assert remote_source(store) == RemoteSource("http://127.0.0.1:9/product.zarr")
@@ -240,6 +258,20 @@ def test_fsspec_http_is_mapped() -> None:
 def test_stores_configured_beyond_what_carries_over_are_not_mapped(store: Any) -> None:
     reason = remote_source(ObjectStore(store(), read_only=True))
     assert isinstance(reason, str), reason
+
+
+def test_fsspec_http_with_a_client_of_its_own_is_not_mapped() -> None:
+    from fsspec.implementations.http import get_client
+
+    async def authenticated(**kwargs: Any) -> Any:
+        return await get_client(**kwargs)
+
+    store = FsspecStore.from_url(
+        "http://127.0.0.1:9/product.zarr",
+        read_only=True,
+        storage_options={"get_client": authenticated},
+    )
+    assert isinstance(remote_source(store), str)
 
 
 def test_fsspec_http_with_request_arguments_is_not_mapped() -> None:
@@ -310,6 +342,36 @@ def test_a_bad_read_ahead_is_an_error_when_the_array_opens(http: str, value: obj
         pytest.raises(ValueError, match="remote_read_ahead_bytes"),
     ):
         zarr.open_array(http_store(http), path="b04", mode="r")
+
+
+def test_shard_indexes_at_the_start_are_kept_too(http: str, product: Path) -> None:
+    """The pipeline hands zarrs the metadata zarr read, not the store: the
+    store is told of it, so it knows these indexes are at the start."""
+    arr = open_remote(http_store(http), "start")
+    want = expected(product, "start")
+    requests(http)
+    assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
+    assert requests(http) == 2
+    assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
+    assert requests(http) == 1
+
+
+def test_an_array_whose_name_needs_escaping_is_read_through_zarrs_store(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "odd.zarr"
+    data = values(3)
+    zarr.create_array(
+        root, name="band 4", shape=data.shape, chunks=(16, 16), shards=(32, 32), dtype="float64"
+    )[...] = data
+    server = serve_http(root)
+    url = next(server)
+    try:
+        arr = open_remote(http_store(url), "band 4")
+        read_all(arr, data)
+        assert arr._async_array.codec_pipeline.native.arrays == {}
+    finally:
+        next(server, None)
 
 
 def test_the_same_read_through_zarrs_store_api(http: str, product: Path) -> None:

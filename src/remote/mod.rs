@@ -140,9 +140,12 @@ pub struct RemoteOptions {
     /// trip (shards under about the bandwidth-delay product: 2.5 MB at
     /// 20 ms and 1 Gbit/s), not for large shards or metered transfer. The
     /// whole shard is held only until the next call on its key (the chunk
-    /// call of the same read), within `shard_index_cache_bytes`; nothing is
-    /// read ahead with that at 0. It cannot make a read stale: a later read
-    /// of the shard reads or checks the index again, as without it.
+    /// call of the same read), within a limit of its own of
+    /// `shard_index_cache_bytes`; nothing is read ahead with that at 0, nor
+    /// for a shard whose version is kept (its index marks a missing inner
+    /// chunk, and is read alone by every window). It cannot make a read
+    /// stale: a later read of the shard reads or checks the index again, as
+    /// without it.
     pub shard_read_ahead_bytes: u64,
 }
 
@@ -313,6 +316,12 @@ impl RemoteStore {
     /// Start counting [`fetched`](Self::fetched) from zero.
     pub fn reset_fetched(&self) {
         self.store.reset_fetched();
+    }
+
+    /// Take `zarr_json`, the `zarr.json` at `key`, as if it had been read
+    /// through this store (see [`AsyncRemoteStore::note_metadata`]).
+    pub fn note_metadata(&self, key: &str, zarr_json: &[u8]) {
+        self.store.note_metadata(key, zarr_json);
     }
 
     /// The same store for zarrs' async API (sharing the counts).

@@ -59,12 +59,17 @@ impl Whole {
 }
 
 /// Whole shards held, by key, within a limit of bytes (oldest dropped
-/// first: a call for its chunks then goes to the server).
+/// first: a call for its chunks then goes to the server), and the index
+/// reads under way that may hold what they read.
 pub(crate) struct ReadAhead {
     limit: usize,
     bytes: usize,
     held: HashMap<String, Whole>,
     order: VecDeque<String>,
+    /// The ticket of the index read of each key that may still hold its
+    /// shard: the last one begun, until another call on the key.
+    in_flight: HashMap<String, u64>,
+    tickets: u64,
 }
 
 impl ReadAhead {
@@ -75,13 +80,34 @@ impl ReadAhead {
             bytes: 0,
             held: HashMap::new(),
             order: VecDeque::new(),
+            in_flight: HashMap::new(),
+            tickets: 0,
         }
     }
 
-    /// Hold `bytes`, the whole shard `key`, read with its index at
-    /// `index_range` (a shard larger than the limit is not held).
-    pub(crate) fn hold(&mut self, key: &str, index_range: ByteRange, bytes: Bytes) {
+    /// An index read of `key` that reads ahead begins: what is held of the
+    /// key is dropped; the ticket [`finish`](Self::finish) needs.
+    pub(crate) fn begin(&mut self, key: &str) -> u64 {
         self.take(key);
+        self.tickets += 1;
+        self.in_flight.insert(key.to_string(), self.tickets);
+        self.tickets
+    }
+
+    /// The index read `ticket` of `key` ended: hold `whole` (the shard,
+    /// read whole, and the range of its index) if no other call on the key
+    /// came since it began. One that did may have read a newer version of
+    /// the shard (another reader's index read, answered after a rewrite,
+    /// before this slower answer came): this older answer must not be the
+    /// one its call for chunks gets.
+    pub(crate) fn finish(&mut self, key: &str, ticket: u64, whole: Option<(ByteRange, Bytes)>) {
+        if self.in_flight.get(key) != Some(&ticket) {
+            return;
+        }
+        self.in_flight.remove(key);
+        let Some((index_range, bytes)) = whole else {
+            return;
+        };
         if bytes.len() > self.limit {
             return;
         }
@@ -89,7 +115,7 @@ impl ReadAhead {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
-            self.take(&oldest);
+            self.drop_held(&oldest);
         }
         self.bytes += bytes.len();
         self.order.push_back(key.to_string());
@@ -97,8 +123,14 @@ impl ReadAhead {
             .insert(key.to_string(), Whole { index_range, bytes });
     }
 
-    /// What is held of `key`, no longer held.
+    /// What is held of `key`, no longer held; an index read of the key
+    /// under way will not hold what it reads (see [`finish`](Self::finish)).
     pub(crate) fn take(&mut self, key: &str) -> Option<Whole> {
+        self.in_flight.remove(key);
+        self.drop_held(key)
+    }
+
+    fn drop_held(&mut self, key: &str) -> Option<Whole> {
         let whole = self.held.remove(key)?;
         self.bytes -= whole.bytes.len();
         if let Some(at) = self.order.iter().position(|k| k == key) {
@@ -159,20 +191,62 @@ mod tests {
         }
     }
 
+    /// Hold `shard()` as `key` through an index read begun and ended.
+    fn hold(held: &mut ReadAhead, key: &str) {
+        let ticket = held.begin(key);
+        held.finish(key, ticket, Some((ByteRange::Suffix(20), shard())));
+    }
+
     #[test]
     fn a_shard_is_taken_once_and_the_limit_holds() {
         let mut held = ReadAhead::new(250);
-        held.hold("a", ByteRange::Suffix(20), shard());
-        held.hold("b", ByteRange::Suffix(20), shard());
+        hold(&mut held, "a");
+        hold(&mut held, "b");
         assert!(held.take("a").is_some());
         assert!(held.take("a").is_none());
-        held.hold("c", ByteRange::Suffix(20), shard());
-        held.hold("d", ByteRange::Suffix(20), shard());
+        hold(&mut held, "c");
+        hold(&mut held, "d");
         // 300 bytes asked for, 250 allowed: the oldest ("b") went.
         assert!(held.take("b").is_none());
         assert!(held.take("c").is_some() && held.take("d").is_some());
         assert_eq!(held.bytes, 0);
-        held.hold("big", ByteRange::Suffix(20), Bytes::from(vec![0u8; 251]));
+        let ticket = held.begin("big");
+        held.finish(
+            "big",
+            ticket,
+            Some((ByteRange::Suffix(20), Bytes::from(vec![0u8; 251]))),
+        );
         assert!(held.take("big").is_none());
+        assert!(held.in_flight.is_empty());
+    }
+
+    /// Two index reads of one shard at once, the first answered last (it
+    /// may be of an older version than the second, begun after a
+    /// rewrite): the second's shard is the one held, and the first holds
+    /// nothing. A call on the key between an index read's start and end
+    /// likewise keeps it from holding.
+    #[test]
+    fn only_the_last_index_read_begun_holds_its_shard() {
+        let mut held = ReadAhead::new(1000);
+        let old = Bytes::from(vec![1u8; 100]);
+        let new = Bytes::from(vec![2u8; 100]);
+        let first = held.begin("s");
+        let second = held.begin("s");
+        held.finish("s", second, Some((ByteRange::Suffix(20), new.clone())));
+        held.finish("s", first, Some((ByteRange::Suffix(20), old.clone())));
+        let whole = held.take("s").unwrap();
+        let got = whole.answer(&[ByteRange::FromStart(0, Some(1))]).is_none();
+        assert!(got, "the call must ask for the index range");
+        assert_eq!(
+            whole.answer(&[ByteRange::Suffix(20)]).unwrap().unwrap()[0],
+            new.slice(80..)
+        );
+
+        let ticket = held.begin("s");
+        assert!(held.take("s").is_none());
+        held.finish("s", ticket, Some((ByteRange::Suffix(20), old)));
+        assert!(held.take("s").is_none());
+        assert!(held.in_flight.is_empty());
+        assert_eq!(held.bytes, 0);
     }
 }

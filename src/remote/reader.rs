@@ -179,6 +179,17 @@ impl AsyncRemoteStore {
         self.counters.reset();
     }
 
+    /// Take `zarr_json`, the `zarr.json` at `key` (`"zarr.json"` for the
+    /// store's root, `"a/b/zarr.json"`), as if it had been read through
+    /// this store, for an array opened from metadata read elsewhere
+    /// (`Array::new_with_metadata`): an array whose shard indexes are at the
+    /// start of its shards has them kept only once the store knows that.
+    pub fn note_metadata(&self, key: &str, zarr_json: &[u8]) {
+        if let Some(mut indexes) = self.indexes() {
+            indexes.note_metadata(key, zarr_json);
+        }
+    }
+
     /// A read error of `key`: its URL, then object_store's error and causes.
     /// A 401/403 of an `s3://` store also says how the request was signed
     /// and what to change.
@@ -345,8 +356,15 @@ impl AsyncRemoteStore {
         };
         let path = Path::from(key.as_str());
         // Read ahead: the index and the shard's bytes beside it, up to
-        // `read_ahead` (all of them if the shard is no longer).
+        // `read_ahead` (all of them if the shard is no longer); not where a
+        // version of the key is kept (an index kept for the check of chunk
+        // reads only, read anew by every window: its shard would be
+        // fetched whole every time).
+        let kept = self
+            .indexes()
+            .is_some_and(|i| i.version(key.as_str()).is_some());
         let ahead = match range {
+            _ if kept => None,
             ByteRange::Suffix(len) if self.read_ahead > len => {
                 Some(GetRange::Suffix(self.read_ahead))
             }
@@ -355,36 +373,40 @@ impl AsyncRemoteStore {
             }
             _ => None,
         };
-        let asked = ahead.clone().unwrap_or(get_range);
+        let held = || {
+            self.held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let ticket = ahead.as_ref().map(|_| held().begin(key.as_str()));
+        let asked = ahead.unwrap_or(get_range);
         let (bytes, meta) = match self.fetch(&path, asked, known.as_ref()).await {
             Ok(fetched) => fetched,
-            Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
+            Err(error) => {
+                if let Some(ticket) = ticket {
+                    held().finish(key.as_str(), ticket, None);
+                }
+                return self.fetch_error(key, error).map_or(Ok(None), Err);
+            }
         };
-        let bytes = match ahead {
+        let bytes = match ticket {
             None => bytes,
-            Some(_) => {
+            Some(ticket) => {
                 let got = bytes.len() as u64;
                 let index = match range {
-                    ByteRange::Suffix(len) if got >= len => {
-                        Some(bytes.slice((got - len) as usize..))
-                    }
+                    ByteRange::Suffix(len) if got >= len => Some(&bytes[(got - len) as usize..]),
                     ByteRange::FromStart(_, Some(len)) if got >= len => {
-                        Some(bytes.slice(..len as usize))
+                        Some(&bytes[..len as usize])
                     }
                     _ => None,
                 };
-                if got == meta.size
-                    && let Some(index) = &index
-                {
-                    self.held
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .hold(key.as_str(), range, bytes.clone());
-                    index.clone()
-                } else {
-                    // Shorter than its index: the error of a short read.
-                    index.unwrap_or(bytes)
-                }
+                // A copy: a slice would keep all the bytes read alive as
+                // long as the index is kept.
+                let index = index.map(Bytes::copy_from_slice);
+                let whole = (got == meta.size && index.is_some()).then(|| (range, bytes.clone()));
+                held().finish(key.as_str(), ticket, whole);
+                // Shorter than its index: the error of a short read.
+                index.unwrap_or(bytes)
             }
         };
         let bytes = self.checked(key, &what, expected, bytes)?;

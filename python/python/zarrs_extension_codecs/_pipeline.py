@@ -143,10 +143,12 @@ class _Native:
         # (native objects do not pickle).
         return {**self.__dict__, "arrays": {}, "detached": [], "owner": [os.getpid()]}
 
-    @property
-    def reads_store(self) -> bool:
-        """Whether Rust reads the store's chunks itself."""
-        return type(self.store) is LocalStore or self.remote is not None
+    def reads_store(self, prefix: str) -> bool:
+        """Whether Rust reads the chunks of the array at `prefix` from the
+        store itself."""
+        if self.remote is not None:
+            return self.remote.accepts(prefix)
+        return type(self.store) is LocalStore
 
     def array(self, prefix: str | None) -> ChunkArray:
         """The zarrs array reading from the array's directory at `prefix`,
@@ -156,8 +158,9 @@ class _Native:
                 self.detached.append(ChunkArray(self.json))
             return self.detached[0]
         if self.owner[0] != os.getpid():
-            _LEFT_BY_PARENT.append(dict(self.arrays))
-            self.arrays.clear()
+            if self.arrays:
+                _LEFT_BY_PARENT.append(dict(self.arrays))
+                self.arrays.clear()
             self.owner[0] = os.getpid()
         found = self.arrays.get(prefix)
         if found is None:
@@ -364,7 +367,8 @@ class CodecPipeline(_CodecPipeline):
             return "chunks of more than one array in a batch"
         # Exactly zarr's LocalStore (a subclass or a wrapper may lay out or
         # serve its files otherwise), or a store mapped onto the remote layer.
-        return (prefixes.pop() if native.reads_store and prefixes else None), coords
+        prefix = prefixes.pop() if prefixes else None
+        return (prefix if prefix is not None and native.reads_store(prefix) else None), coords
 
     async def _fetch(self, batch: list[BatchInfo]) -> list[bytes | None]:
         limit = asyncio.Semaphore(_concurrency())

@@ -23,6 +23,7 @@ also the shared profile files).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from zarr.abc.store import Store
 
 __all__ = ["RemoteSource", "remote_source"]
+
+# A path segment the URL carries as it is.
+_SAFE = re.compile(r"[A-Za-z0-9._~-]+")
 
 # obstore client options the remote layer has the same behaviour for.
 _CLIENT_OPTIONS = frozenset({"allow_http"})
@@ -51,9 +55,17 @@ class RemoteSource:
     read_ahead: int = 0
 
     def __repr__(self) -> str:
-        # Settings may hold credentials: their names only.
+        # A URL's user-info and query string (a token), and settings, may
+        # hold credentials: the URL without them, the settings' names only.
         names = ", ".join(name for name, _ in self.s3_config)
-        return f"RemoteSource({self.url!r}, s3_config=[{names}])"
+        return f"RemoteSource({_redacted(self.url)!r}, s3_config=[{names}])"
+
+    def accepts(self, prefix: str) -> bool:
+        """Whether the array at `prefix` can be read at `url`/`prefix`:
+        names of letters, digits and ``._-~`` (others would need escaping in
+        the URL, which object_store and zarr's store may not do alike:
+        those arrays are read through zarr's store API)."""
+        return all(part and _SAFE.fullmatch(part) for part in prefix.split("/")) or not prefix
 
     def open(self, metadata: str, prefix: str) -> ChunkArray:
         """The zarrs array at `prefix` (the array's path in the store)."""
@@ -102,6 +114,15 @@ def remote_source(store: Store) -> RemoteSource | str | None:
     return source
 
 
+def _redacted(url: str) -> str:
+    """`url` without user-info and with its query string as ``?***``."""
+    base, query, _ = url.partition("?")
+    scheme, sep, rest = base.partition("://")
+    host, slash, path = rest.partition("/")
+    host = host.rpartition("@")[2]
+    return f"{scheme}{sep}{host}{slash}{path}" + ("?***" if query else "")
+
+
 def _text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -144,6 +165,10 @@ def _fsspec(store: object) -> RemoteSource | str | None:
         return None
     if getattr(fs, "client_kwargs", None) or getattr(fs, "kwargs", None):
         return "fsspec HTTP file system with client or request arguments"
+    from fsspec.implementations import http
+
+    if getattr(fs, "get_client", None) is not http.get_client or getattr(fs, "encoded", False):
+        return "fsspec HTTP file system with a client of its own or encoded URLs"
     url = str(getattr(store, "path", ""))
     if not url.startswith(("http://", "https://")):
         return f"fsspec HTTP store at a path that is not a URL ({url[:40]!r})"

@@ -116,6 +116,9 @@ impl ChunkArray {
             }
             (None, Some(url)) => {
                 let store = remote::open(&url, s3_config, anonymous, read_ahead)?;
+                // zarrs gets the metadata from zarr, not through the store:
+                // the store learns from it where shard indexes are.
+                store.note_metadata("zarr.json", metadata.as_bytes());
                 remote_store = Some(store.clone());
                 Some(store)
             }

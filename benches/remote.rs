@@ -191,7 +191,7 @@ fn main() {
     );
 
     // Sync API, first windows of a shard with `shard_read_ahead_bytes` at
-    // 8 MiB (more than a shard, 5.5 MiB): a store of its own for each
+    // 8 MiB (more than a shard of either store): a store of its own for each
     // window, opened before timing (its first request also connects).
     let mut ahead = RemoteOptions::default();
     ahead.shard_read_ahead_bytes = 8 << 20;

@@ -2,8 +2,9 @@
 //! the repository's `.venv`), requests counted by the store: a window of
 //! four inner chunks of one shard costs its index and one coalesced request
 //! for the chunks; a second window of that shard, its index kept (the
-//! default), one request; a whole read, one request per shard. Values as
-//! the filesystem store reads them.
+//! default), one request; a whole read, one request per shard; a sync read
+//! whose fetches wait on the network keeps more of them in flight than it
+//! has threads. Values as the filesystem store reads them.
 #![cfg(feature = "remote")]
 
 #[path = "common/servers.rs"]
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 use servers::PythonServer;
 use zarrs::array::codec::ShardingCodecBuilder;
-use zarrs::array::{Array, ArrayBuilder, ArraySubset, data_type};
+use zarrs::array::{Array, ArrayBuilder, ArraySubset, CodecOptions, data_type};
 use zarrs::filesystem::FilesystemStore;
 use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
 use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
@@ -114,4 +115,32 @@ fn async_requests_per_window_over_http() {
         // Each shard's index, then its inner chunks in one request.
         assert_eq!(store.fetched().requests, 8, "{:?}", store.fetched());
     });
+}
+
+/// A whole read on one thread over a link of 30 ms a request: the first
+/// fetch waits on the network, so the read starts more workers, and the
+/// server sees several requests under way at once (one thread alone sends
+/// them one after another). One request per shard; the values are
+/// those written.
+#[test]
+fn a_sync_read_over_a_slow_link_keeps_more_fetches_in_flight_than_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = write(dir.path());
+    let server = PythonServer::http(dir.path(), 30);
+    let url = format!("{}/a.zarr", server.url());
+    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    let array = Array::open(store, "/").unwrap();
+    server.stats_then_reset();
+    let one_thread = CodecOptions::default().with_concurrent_target(1);
+    let got = array
+        .retrieve_array_subset_vec_opt::<u16>(&array.subset_all(), &one_thread)
+        .unwrap();
+    assert_eq!(got, values);
+    let stats = server.stats_then_reset();
+    assert_eq!(stats["requests"], 9, "{stats}");
+    // One thread alone shows 2 at most: the server counts a request under
+    // way until its handler returns, which can be after the client has its
+    // answer and has sent the next one. Grown, 8 (the shards after the
+    // first) go out together.
+    assert!(stats["most_at_once"].as_u64().unwrap() > 3, "{stats}");
 }

@@ -934,6 +934,11 @@ fn indexes_at_the_start_are_kept_once_the_store_is_told_the_metadata() {
         // Not told: the index is read again, then the chunk (with the
         // index range beside it, which object_store coalesces: it is near).
         let want = if told { 1 } else { 2 };
-        assert_eq!(store.fetched().requests, want, "told {told}: {:?}", store.fetched());
+        assert_eq!(
+            store.fetched().requests,
+            want,
+            "told {told}: {:?}",
+            store.fetched()
+        );
     }
 }

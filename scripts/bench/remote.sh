@@ -5,11 +5,13 @@
 #
 #   bash scripts/bench/remote.sh          # LATENCY_MS=20 BENCH_REPS=5 by default
 #
-# 1. zarr-python writes the store (scripts/bench/remote_stores.py write);
+# 1. zarr-python writes the stores (scripts/bench/remote_stores.py write):
+#    sharded.zarr (Sentinel-2 shards, 5.5 MiB) and small.zarr (512 x 512
+#    shards);
 # 2. the server starts on 127.0.0.1 (scripts/servers/serve_http.py);
-# 3. zarr-python reads it (remote_stores.py bench), then zarrs
-#    (benches/remote.rs), each counted by the server;
-# 4. remote_stores.py report prints the table (also to
+# 3. for each store, zarr-python reads it (remote_stores.py bench), then
+#    zarrs (benches/remote.rs), each counted by the server;
+# 4. remote_stores.py report prints a table per store (also to
 #    target/bench-remote/report.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,7 +20,8 @@ DIR="${ZARRS_BENCH_REMOTE:-$PWD/target/bench-remote}"
 LATENCY_MS="${LATENCY_MS:-20}"
 mkdir -p "${DIR}"
 bash scripts/python/setup_venv.sh
-[[ -d "${DIR}/sharded.zarr" ]] || .venv/bin/python scripts/bench/remote_stores.py write "${DIR}"
+[[ -d "${DIR}/sharded.zarr" && -d "${DIR}/small.zarr" ]] \
+    || .venv/bin/python scripts/bench/remote_stores.py write "${DIR}"
 # Build before timing anything, so the compiler does not share the cores.
 cargo bench --features remote --bench remote --no-run
 
@@ -26,10 +29,18 @@ cargo bench --features remote --bench remote --no-run
 exec 3> >(.venv/bin/python scripts/servers/serve_http.py "${DIR}" --latency-ms "${LATENCY_MS}" > "${DIR}/port")
 trap 'exec 3>&-' EXIT
 for _ in $(seq 50); do [[ -s "${DIR}/port" ]] && break; sleep 0.1; done
-URL="http://127.0.0.1:$(head -1 "${DIR}/port")/sharded.zarr"
-echo "serving ${DIR}/sharded.zarr at ${URL} with ${LATENCY_MS} ms per request" >&2
-
-.venv/bin/python scripts/bench/remote_stores.py bench "${URL}" "${DIR}/zarr_python.jsonl"
-ZARRS_REMOTE_URL="${URL}" cargo bench --features remote --bench remote > "${DIR}/zarrs.jsonl"
-.venv/bin/python scripts/bench/remote_stores.py report "${DIR}/zarr_python.jsonl" "${DIR}/zarrs.jsonl" \
-    | tee "${DIR}/report.md"
+SERVER="http://127.0.0.1:$(head -1 "${DIR}/port")"
+: > "${DIR}/report.md"
+for STORE in sharded small; do
+    URL="${SERVER}/${STORE}.zarr"
+    echo "serving ${DIR}/${STORE}.zarr at ${URL} with ${LATENCY_MS} ms per request" >&2
+    .venv/bin/python scripts/bench/remote_stores.py bench "${URL}" "${DIR}/zarr_python_${STORE}.jsonl"
+    ZARRS_REMOTE_URL="${URL}" cargo bench --features remote --bench remote > "${DIR}/zarrs_${STORE}.jsonl"
+    {
+        echo "${STORE}.zarr:"
+        echo
+        .venv/bin/python scripts/bench/remote_stores.py report \
+            "${DIR}/zarr_python_${STORE}.jsonl" "${DIR}/zarrs_${STORE}.jsonl"
+        echo
+    } | tee -a "${DIR}/report.md"
+done

@@ -1,12 +1,15 @@
 """Remote reads: zarr-python's side of `scripts/bench/remote.sh`.
 
-    python remote_stores.py write DIR          # write DIR/sharded.zarr with zarr-python
+    python remote_stores.py write DIR          # write DIR/sharded.zarr and DIR/small.zarr
     python remote_stores.py bench URL OUT      # time zarr-python reading URL (JSON lines to OUT)
     python remote_stores.py report IN...       # a markdown table from the JSON lines
 
 The store: 8192 x 4096 float64 (256 MiB decoded), stored as uint16 through
 scale_offset + cast_value, zstd, in shards of 2048 x 2048 with inner chunks
-of 256 x 256 (the layout of a Sentinel-2 L2A band). zarr-python 3.4.2 reads
+of 256 x 256 (the layout of a Sentinel-2 L2A band: 5.5 MiB a shard);
+small.zarr is the same in shards of 512 x 512 (about 350 KiB), where
+reading a shard whole with its index (read-ahead) costs less than a round
+trip. zarr-python 3.4.2 reads
 it over HTTP with obstore (zarr.storage.ObjectStore) and with fsspec
 (aiohttp), in its default configuration, and with obstore and
 zarrs_extension_codecs.CodecPipeline selected (which reads the store through
@@ -30,6 +33,7 @@ from zarr.codecs import BytesCodec, ShardingCodec, ZstdCodec
 
 SHAPE = (8192, 4096)
 SHARDS = (2048, 2048)
+SMALL_SHARDS = (512, 512)
 INNER = (256, 256)
 WINDOW = 256
 N_WINDOWS = 32
@@ -52,16 +56,18 @@ def values() -> np.ndarray:
 
 def write(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    bench_stores.write_checked(
-        root / "sharded.zarr",
-        values(),
-        chunks=SHARDS,
-        serializer=ShardingCodec(
-            chunk_shape=INNER, codecs=[*chain(), BytesCodec(), ZstdCodec(level=3)]
-        ),
-    )
-    size = sum(p.stat().st_size for p in (root / "sharded.zarr").rglob("*") if p.is_file())
-    print(f"wrote {root}/sharded.zarr ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}")
+    data = values()
+    for name, shards in (("sharded.zarr", SHARDS), ("small.zarr", SMALL_SHARDS)):
+        bench_stores.write_checked(
+            root / name,
+            data,
+            chunks=shards,
+            serializer=ShardingCodec(
+                chunk_shape=INNER, codecs=[*chain(), BytesCodec(), ZstdCodec(level=3)]
+            ),
+        )
+        size = sum(p.stat().st_size for p in (root / name).rglob("*") if p.is_file())
+        print(f"wrote {root}/{name} ({size / 2**20:.1f} MiB) with zarr {zarr.__version__}")
 
 
 def window_offsets(aligned: bool) -> list[tuple[int, int]]:
@@ -163,7 +169,7 @@ def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
                 "bytes": nbytes / len(offsets),
             }
         )
-        # The same with a read-ahead larger than a shard (5.5 MiB): the
+        # The same with a read-ahead larger than a shard of either store: the
         # shard whole with its index, in one request.
         fresh = pipeline_arrays(url, len(offsets), read_ahead=8 << 20)
         server_counts(server)

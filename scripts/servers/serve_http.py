@@ -10,8 +10,9 @@ listens; stops when stdin closes (its parent went away) or on SIGTERM.
 
 --latency-ms adds that much delay before each response (a remote store's
 round trip, for the benchmarks). GET /__stats answers {"requests": N,
-"bytes": M} (requests and response body bytes since the last
-POST /__reset), for counting what a reader fetched.
+"bytes": M, "most_at_once": K} (requests, response body bytes, and the
+most requests under way at one time, since the last POST /__reset), for
+counting what a reader fetched and how many requests it kept in flight.
 
 --require-query answers 403 to every request whose query string lacks
 NAME=VALUE (a SAS-style token; StaticFiles itself ignores query strings).
@@ -70,6 +71,8 @@ class Counting:
         self.weak_etag = weak_etag
         self.requests = 0
         self.bytes = 0
+        self.at_once = 0
+        self.most_at_once = 0
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -78,8 +81,10 @@ class Counting:
         path = scope["path"]
         if path in ("/__stats", "/__reset"):
             if path == "/__reset":
-                self.requests = self.bytes = 0
-            body = json.dumps({"requests": self.requests, "bytes": self.bytes}).encode()
+                self.requests = self.bytes = self.most_at_once = 0
+            stats = {"requests": self.requests, "bytes": self.bytes}
+            stats["most_at_once"] = self.most_at_once
+            body = json.dumps(stats).encode()
             await send(
                 {
                     "type": "http.response.start",
@@ -93,6 +98,14 @@ class Counting:
             await send({"type": "http.response.body", "body": body})
             return
         self.requests += 1
+        self.at_once += 1
+        self.most_at_once = max(self.most_at_once, self.at_once)
+        try:
+            await self.serve(scope, receive, send)
+        finally:
+            self.at_once -= 1
+
+    async def serve(self, scope, receive, send) -> None:
         if self.latency:
             await asyncio.sleep(self.latency)
         if self.required is not None:

@@ -264,7 +264,7 @@ fn read_placed_by_zarrs<S: ?Sized + ReadableStorageTraits + 'static>(
     let workers = threads.min(live.len()).max(1);
     let inner = options.with_concurrent_target((threads / workers).max(1));
     let cells = UnsafeCellSlice::new(out);
-    engine::for_each_parallel(&live, workers, |part| {
+    engine::for_each_parallel(&live, workers, None, |part| {
         let place = part.destination().map_err(ArrayError::Other)?;
         // SAFETY: `placement::check` found every place inside `out_shape`
         // and no two non-empty places sharing an element, so this view

@@ -97,6 +97,27 @@ impl PythonServer {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    /// `serve_http.py`'s counts since the last call (`requests`, `bytes`,
+    /// `most_at_once`), which it then resets.
+    pub fn stats_then_reset(&self) -> serde_json::Value {
+        let get = |path: &str| {
+            use std::io::{Read, Write};
+            let host = format!("127.0.0.1:{}", self.port);
+            let mut stream = std::net::TcpStream::connect(&host).unwrap();
+            write!(
+                stream,
+                "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut response = String::new();
+            stream.read_to_string(&mut response).unwrap();
+            response.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+        };
+        let stats = serde_json::from_str(&get("/__stats")).unwrap();
+        get("/__reset");
+        stats
+    }
 }
 
 impl Drop for PythonServer {

@@ -29,6 +29,22 @@ pub(crate) enum Fetched {
     Pieces(Vec<(Piece, Option<Bytes>)>),
 }
 
+impl Fetched {
+    /// The encoded bytes fetched, about (pieces that share one chunk's
+    /// bytes count them each: this only decides whether the fetch waited
+    /// on I/O, see `workers::is_slow`).
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Fetched::Absent => 0,
+            Fetched::Pieces(pieces) => pieces
+                .iter()
+                .filter_map(|(_, b)| b.as_ref())
+                .map(Bytes::len)
+                .sum(),
+        }
+    }
+}
+
 /// How a shard is read.
 pub(crate) struct ShardRead<'a> {
     pub(crate) layout: &'a ShardLayout,

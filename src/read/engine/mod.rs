@@ -72,9 +72,10 @@ pub(crate) mod decode;
 pub(crate) mod fetch;
 pub(crate) mod plan;
 pub(crate) mod shard_index;
+pub(crate) mod workers;
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
@@ -83,6 +84,7 @@ use zarrs::array::{
 use zarrs::storage::ReadableStorageTraits;
 
 pub(crate) use plan::Engine;
+pub(crate) use workers::for_each_parallel;
 
 use super::placement::{self, WindowAt};
 
@@ -148,6 +150,10 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
     let threads = options.concurrent_target().max(1);
     let workers = threads.min(units.len()).max(1);
     let inner = options.with_concurrent_target((threads / workers).max(1));
+    // Decodes at once: the thread budget, however many workers wait on
+    // fetches (see `workers`).
+    let permits = workers::Permits::new(workers);
+    let grow = workers::Grow::up_to(workers::IN_FLIGHT.max(workers));
     let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
         if engine.zarrs_reads(unit) {
             // SAFETY: `placement::check` found the windows' places disjoint
@@ -163,75 +169,26 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
                 )
             }
             .map_err(CodecError::from)?;
-            return array
-                .retrieve_array_subset_into_opt(&unit.part, (&mut view).into(), &inner)
-                .map_err(|e| zarrs_error(engine, unit, &e));
+            // zarrs fetches and decodes in one: a decode's permit for both.
+            return permits.run(|| {
+                array
+                    .retrieve_array_subset_into_opt(&unit.part, (&mut view).into(), &inner)
+                    .map_err(|e| zarrs_error(engine, unit, &e))
+            });
         }
+        let started = Instant::now();
         let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
+        if workers::is_slow(started.elapsed(), fetched.bytes()) {
+            grow.slow.store(true, Ordering::Relaxed);
+        }
         let target = decode::Target {
             cells,
             shape: out_shape,
             offset: unit.out.start(),
         };
-        decode::decode_unit(engine, unit, fetched, target, &inner)
+        permits.run(|| decode::decode_unit(engine, unit, fetched, target, &inner))
     };
-    for_each_parallel(&units, workers, run)
-}
-
-/// `run` on every item of `items`, taken in order by `workers` threads;
-/// the first error (by item) is returned and stops the others at their
-/// next item.
-///
-/// The workers are threads of their own (a sync read may block on a
-/// remote store for a while, which would idle a rayon pool's threads),
-/// except when the caller runs on a rayon pool (the Python pipeline's, in
-/// one per process): then they are that pool's, so that every parallel
-/// loop under them (rayon's `par_iter` in the decode, zarrs' own) stays in
-/// the caller's pool and its limit, and a process made by `fork()` never
-/// waits for threads it does not have.
-pub(crate) fn for_each_parallel<I: Sync>(
-    items: &[I],
-    workers: usize,
-    run: impl Fn(&I) -> Result<(), ArrayError> + Sync,
-) -> Result<(), ArrayError> {
-    if workers <= 1 || items.len() <= 1 {
-        return items.iter().try_for_each(run);
-    }
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<(usize, ArrayError)>> = Mutex::new(None);
-    let work = || {
-        while !failed.load(Ordering::Relaxed) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { break };
-            if let Err(e) = run(item) {
-                failed.store(true, Ordering::Relaxed);
-                let mut first = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                if first.as_ref().is_none_or(|(j, _)| i < *j) {
-                    *first = Some((i, e));
-                }
-            }
-        }
-    };
-    let workers = workers.min(items.len());
-    if rayon::current_thread_index().is_some() {
-        rayon::in_place_scope(|scope| {
-            for _ in 1..workers {
-                scope.spawn(|_| work());
-            }
-            work();
-        });
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(work);
-            }
-        });
-    }
-    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some((_, e)) => Err(e),
-        None => Ok(()),
-    }
+    for_each_parallel(&units, workers, Some(&grow), run)
 }
 
 /// `error` from zarrs' read of `unit`'s part, with the array's path and

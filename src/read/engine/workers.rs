@@ -1,0 +1,250 @@
+//! The workers of a sync read: items taken in order by a few threads, the
+//! first error (by item) returned; and, for a read whose fetches turn out
+//! to wait on I/O, more workers to keep more fetches in flight while the
+//! decodes stay within the thread budget ([`Permits`]).
+//!
+//! Why grow: a sync read has as many workers as `concurrent_target`
+//! (the cores, by default), each fetching a unit and then decoding it. On
+//! a local file system that is the right number; on a remote store each
+//! fetch waits a round trip, so only that many requests are in flight
+//! (zarr-python keeps 10, the async API 16), and a store of many small
+//! shards reads at a fraction of the speed it could. So when a fetch takes
+//! longer than the bytes it brought would take from memory ([`is_slow`]),
+//! the read starts workers up to [`IN_FLIGHT`], and a decode waits for one
+//! of `concurrent_target` permits. The measure only picks how many
+//! threads wait on I/O: what is read, and its order of errors, is the same
+//! either way.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use zarrs::array::ArrayError;
+
+/// Fetches in flight at most once a read grows (as on the async API).
+pub(crate) const IN_FLIGHT: usize = 16;
+
+/// A fetch of `bytes` that took `elapsed` waited on I/O: longer than
+/// 2 ms plus the bytes at 1 GB/s (a page-cached file gives them at several
+/// GB/s; a round trip to a server takes milliseconds).
+pub(crate) fn is_slow(elapsed: Duration, bytes: usize) -> bool {
+    let allowed = Duration::from_millis(2) + Duration::from_nanos(bytes as u64);
+    elapsed > allowed
+}
+
+/// At most so many decodes at once.
+pub(crate) struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Permits {
+    /// `n` permits (at least one).
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            free: Mutex::new(n.max(1)),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Run `job` with a permit, waiting for one first. The permit is given
+    /// back however `job` ends (a panic too).
+    pub(crate) fn run<R>(&self, job: impl FnOnce() -> R) -> R {
+        struct Held<'a>(&'a Permits);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                self.0.freed.notify_one();
+            }
+        }
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        drop(free);
+        let _held = Held(self);
+        job()
+    }
+}
+
+/// Whether a read may start more workers, and whether it should.
+pub(crate) struct Grow {
+    /// Set by a fetch that waited on I/O ([`is_slow`]).
+    pub(crate) slow: AtomicBool,
+    /// Workers at most, once grown.
+    pub(crate) to: usize,
+}
+
+impl Grow {
+    /// Workers up to `to`, once a fetch is found slow.
+    pub(crate) fn up_to(to: usize) -> Self {
+        Self {
+            slow: AtomicBool::new(false),
+            to,
+        }
+    }
+}
+
+/// What the workers of one call share.
+struct Shared<'a, I, F> {
+    items: &'a [I],
+    run: F,
+    next: AtomicUsize,
+    failed: AtomicBool,
+    first_error: Mutex<Option<(usize, ArrayError)>>,
+    grow: Option<&'a Grow>,
+    grown: AtomicBool,
+    workers: usize,
+}
+
+impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
+    /// Take items until none is left or one failed; start more workers on
+    /// `scope` once the read is found slow (once per call).
+    fn work<'scope, 'env>(&'env self, scope: Option<&'scope std::thread::Scope<'scope, 'env>>) {
+        while !self.failed.load(Ordering::Relaxed) {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = self.items.get(i) else { break };
+            if let Err(e) = (self.run)(item) {
+                self.failed.store(true, Ordering::Relaxed);
+                let mut first = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *first = Some((i, e));
+                }
+            }
+            if let (Some(scope), Some(grow)) = (scope, self.grow)
+                && grow.slow.load(Ordering::Relaxed)
+                && !self.grown.swap(true, Ordering::Relaxed)
+            {
+                let left = self.items.len().saturating_sub(i + 1);
+                let more = grow.to.saturating_sub(self.workers).min(left);
+                for _ in 0..more {
+                    scope.spawn(move || self.work(Some(scope)));
+                }
+            }
+        }
+    }
+}
+
+/// `run` on every item of `items`, taken in order by `workers` threads
+/// (more, up to `grow.to`, once `grow.slow` is set on threads of this
+/// function's own); the first error (by item) is returned and stops the
+/// others at their next item.
+///
+/// The workers are threads of their own (a sync read may block on a
+/// remote store for a while, which would idle a rayon pool's threads),
+/// except when the caller runs on a rayon pool (the Python pipeline's, in
+/// one per process): then they are that pool's, so that every parallel
+/// loop under them (rayon's `par_iter` in the decode, zarrs' own) stays in
+/// the caller's pool and its limit, and a process made by `fork()` never
+/// waits for threads it does not have; such a read does not grow (the
+/// pool's size is the caller's choice).
+pub(crate) fn for_each_parallel<I: Sync>(
+    items: &[I],
+    workers: usize,
+    grow: Option<&Grow>,
+    run: impl Fn(&I) -> Result<(), ArrayError> + Sync,
+) -> Result<(), ArrayError> {
+    let workers = workers.clamp(1, items.len().max(1));
+    let on_rayon = rayon::current_thread_index().is_some();
+    let shared = Shared {
+        items,
+        run,
+        next: AtomicUsize::new(0),
+        failed: AtomicBool::new(false),
+        first_error: Mutex::new(None),
+        grow: if on_rayon { None } else { grow },
+        grown: AtomicBool::new(false),
+        workers,
+    };
+    if workers <= 1 && shared.grow.is_none() {
+        shared.work(None);
+    } else if on_rayon {
+        rayon::in_place_scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(|_| shared.work(None));
+            }
+            shared.work(None);
+        });
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(|| shared.work(Some(scope)));
+            }
+            shared.work(Some(scope));
+        });
+    }
+    match shared
+        .first_error
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_fetch_is_one_that_waited_beyond_its_bytes() {
+        assert!(!is_slow(Duration::from_micros(300), 1 << 20));
+        assert!(!is_slow(Duration::from_millis(30), 32 << 20));
+        assert!(is_slow(Duration::from_millis(20), 90_000));
+        assert!(is_slow(Duration::from_millis(25), 5 << 20));
+    }
+
+    /// Items that set the read slow: more workers join, at most `to`, and
+    /// at most as many run at once as there are permits.
+    #[test]
+    fn a_slow_read_grows_and_decodes_within_its_permits() {
+        let grow = Grow::up_to(6);
+        let permits = Permits::new(2);
+        let running = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        let threads = Mutex::new(std::collections::HashSet::new());
+        let items: Vec<usize> = (0..40).collect();
+        for_each_parallel(&items, 2, Some(&grow), |_| {
+            grow.slow.store(true, Ordering::Relaxed);
+            threads.lock().unwrap().insert(std::thread::current().id());
+            std::thread::sleep(Duration::from_millis(2));
+            permits.run(|| {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(1));
+                running.fetch_sub(1, Ordering::SeqCst);
+            });
+            Ok(())
+        })
+        .unwrap();
+        let used = threads.lock().unwrap().len();
+        assert!(used > 2 && used <= 6, "{used} threads");
+        assert!(most.load(Ordering::SeqCst) <= 2);
+    }
+
+    /// The first error by item is the one returned, grown or not; a read
+    /// that is never slow keeps its workers.
+    #[test]
+    fn the_first_error_by_item_is_returned() {
+        let items: Vec<usize> = (0..50).collect();
+        for slow in [false, true] {
+            let grow = Grow::up_to(8);
+            let threads = Mutex::new(std::collections::HashSet::new());
+            let got = for_each_parallel(&items, 3, Some(&grow), |&i| {
+                threads.lock().unwrap().insert(std::thread::current().id());
+                grow.slow.store(slow, Ordering::Relaxed);
+                if i == 7 || i == 30 {
+                    return Err(ArrayError::Other(format!("item {i}")));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                Ok(())
+            });
+            assert_eq!(got.unwrap_err().to_string(), "item 7");
+            if !slow {
+                assert!(threads.lock().unwrap().len() <= 3);
+            }
+        }
+    }
+}

@@ -216,11 +216,26 @@ def test_a_url_shows_no_credentials() -> None:
     assert "http://127.0.0.1:9/p.zarr?***" in shown
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://u:pa?ss@host:9/p.zarr", "http://host:9/p.zarr"),
+        ("https://u:p@[::1]:9/a@b/p.zarr?t=1#f", "https://[::1]:9/a@b/p.zarr?***"),
+        ("u:secret@host/p.zarr", "host/p.zarr"),
+        ("http://host?sig=1", "http://host?***"),
+    ],
+)
+def test_redacted_urls(url: str, shown: str) -> None:
+    from zarrs_extension_codecs._remote import _redacted
+
+    assert _redacted(url) == shown
+
+
 def test_array_names_the_url_carries_as_they_are() -> None:
     source = RemoteSource("http://127.0.0.1:9/p.zarr")
     for prefix in ["", "b04", "measurements/r10m/b04", "a.b_c-d~e"]:
         assert source.accepts(prefix), prefix
-    for prefix in ["band 4", "a#b", "a?b", "%41", "a//b", "é"]:
+    for prefix in ["band 4", "a#b", "a?b", "%41", "a//b", "é", "..", "a/./b"]:
         assert not source.accepts(prefix), prefix
 
 

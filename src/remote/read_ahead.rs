@@ -10,6 +10,11 @@
 //! that follows the index read they came with, never a later read of the
 //! shard (which starts by reading the index again: kept, with its version,
 //! or fetched), and a shard rewritten meanwhile is seen as with no read-ahead.
+//! With two readers of one shard at once, that next call may be the other
+//! reader's chunk call: it is answered from these bytes only as far as its
+//! index range equals the index that reader used (the engine's check), so
+//! its chunks sit at the offsets it used; zarrs' own reads never ask for
+//! the index range with their chunks, so they are never answered from here.
 
 use std::collections::{HashMap, VecDeque};
 

@@ -373,21 +373,15 @@ impl AsyncRemoteStore {
             }
             _ => None,
         };
-        let held = || {
-            self.held
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        let ticket = ahead.as_ref().map(|_| held().begin(key.as_str()));
+        // Ended with nothing held if the read fails, or its future is
+        // dropped at the await.
+        let ticket = ahead
+            .as_ref()
+            .map(|_| Ticket::begin(&self.held, key.as_str()));
         let asked = ahead.unwrap_or(get_range);
         let (bytes, meta) = match self.fetch(&path, asked, known.as_ref()).await {
             Ok(fetched) => fetched,
-            Err(error) => {
-                if let Some(ticket) = ticket {
-                    held().finish(key.as_str(), ticket, None);
-                }
-                return self.fetch_error(key, error).map_or(Ok(None), Err);
-            }
+            Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
         let bytes = match ticket {
             None => bytes,
@@ -404,7 +398,7 @@ impl AsyncRemoteStore {
                 // long as the index is kept.
                 let index = index.map(Bytes::copy_from_slice);
                 let whole = (got == meta.size && index.is_some()).then(|| (range, bytes.clone()));
-                held().finish(key.as_str(), ticket, whole);
+                ticket.finish(whole);
                 // Shorter than its index: the error of a short read.
                 index.unwrap_or(bytes)
             }
@@ -416,6 +410,43 @@ impl AsyncRemoteStore {
             indexes.insert(key.as_str(), range, &bytes, &meta);
         }
         Ok(Some(bytes))
+    }
+}
+
+/// An index read that reads ahead, under way: ended by
+/// [`finish`](Self::finish), or with nothing held when dropped (the read
+/// failed, or its future was dropped), so that the key's entry of
+/// [`ReadAhead`] does not outlive it.
+struct Ticket<'a> {
+    held: &'a Mutex<ReadAhead>,
+    key: &'a str,
+    ticket: Option<u64>,
+}
+
+impl<'a> Ticket<'a> {
+    fn lock(held: &Mutex<ReadAhead>) -> MutexGuard<'_, ReadAhead> {
+        held.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn begin(held: &'a Mutex<ReadAhead>, key: &'a str) -> Self {
+        let ticket = Some(Self::lock(held).begin(key));
+        Self { held, key, ticket }
+    }
+
+    /// Hold `whole` (see [`ReadAhead::finish`]).
+    fn finish(mut self, whole: Option<(ByteRange, Bytes)>) {
+        if let Some(ticket) = self.ticket.take() {
+            Self::lock(self.held).finish(self.key, ticket, whole);
+        }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            Self::lock(self.held).finish(self.key, ticket, None);
+        }
     }
 }
 

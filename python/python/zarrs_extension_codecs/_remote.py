@@ -65,7 +65,11 @@ class RemoteSource:
         names of letters, digits and ``._-~`` (others would need escaping in
         the URL, which object_store and zarr's store may not do alike:
         those arrays are read through zarr's store API)."""
-        return all(part and _SAFE.fullmatch(part) for part in prefix.split("/")) or not prefix
+        if not prefix:
+            return True
+        parts = prefix.split("/")
+        # `.` and `..` would be resolved by an HTTP client, not by the store.
+        return all(_SAFE.fullmatch(p) and p not in (".", "..") for p in parts)
 
     def open(self, metadata: str, prefix: str) -> ChunkArray:
         """The zarrs array at `prefix` (the array's path in the store)."""
@@ -115,12 +119,18 @@ def remote_source(store: Store) -> RemoteSource | str | None:
 
 
 def _redacted(url: str) -> str:
-    """`url` without user-info and with its query string as ``?***``."""
-    base, query, _ = url.partition("?")
-    scheme, sep, rest = base.partition("://")
-    host, slash, path = rest.partition("/")
-    host = host.rpartition("@")[2]
-    return f"{scheme}{sep}{host}{slash}{path}" + ("?***" if query else "")
+    """`url` without user-info (whatever it holds: the authority ends at
+    the first ``/`` after the last ``@`` before it) and fragment, its query
+    string as ``?***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = authority.rpartition("@")[2]
+    shown = f"{scheme}{sep}{authority}{slash}{path}".split("#")[0]
+    base, query, _ = shown.partition("?")
+    return base + ("?***" if query else "")
 
 
 def _text(value: object) -> str:

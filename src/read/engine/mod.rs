@@ -74,7 +74,6 @@ pub(crate) mod plan;
 pub(crate) mod shard_index;
 pub(crate) mod workers;
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use unsafe_cell_slice::UnsafeCellSlice;
@@ -150,8 +149,9 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
     let threads = options.concurrent_target().max(1);
     let workers = threads.min(units.len()).max(1);
     let inner = options.with_concurrent_target((threads / workers).max(1));
-    // Decodes at once: the thread budget, however many workers wait on
-    // fetches (see `workers`).
+    // Decodes at once: the workers the thread budget gives, however many
+    // more wait on fetches once the read grows (see `workers`). Units that
+    // zarrs reads are not timed: they fetch and decode in one call.
     let permits = workers::Permits::new(workers);
     let grow = workers::Grow::up_to(workers::IN_FLIGHT.max(workers));
     let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
@@ -178,8 +178,9 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
         }
         let started = Instant::now();
         let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
-        if workers::is_slow(started.elapsed(), fetched.bytes()) {
-            grow.slow.store(true, Ordering::Relaxed);
+        let bytes = fetched.bytes();
+        if workers::is_slow(started.elapsed(), bytes) {
+            grow.slow_fetch(bytes);
         }
         let target = decode::Target {
             cells,

@@ -8,12 +8,14 @@
 //! a local file system that is the right number; on a remote store each
 //! fetch waits a round trip, so only that many requests are in flight
 //! (zarr-python keeps 10, the async API 16), and a store of many small
-//! shards reads at a fraction of the speed it could. So when a fetch takes
-//! longer than the bytes it brought would take from memory ([`is_slow`]),
-//! the read starts workers up to [`IN_FLIGHT`], and a decode waits for one
-//! of `concurrent_target` permits. The measure only picks how many
+//! shards reads at a fraction of the speed it could. So when fetches take
+//! longer than the bytes they brought would take from memory ([`is_slow`],
+//! [`SLOW_TO_GROW`] of them), the read starts workers up to [`IN_FLIGHT`]
+//! (fewer for large units: at most [`GROWN_BYTES`] fetched and waiting),
+//! and a decode waits for one of as many permits as the read had workers
+//! (`concurrent_target`, or fewer units). The measure only picks how many
 //! threads wait on I/O: what is read, and its order of errors, is the same
-//! either way.
+//! either way; a thread the system refuses is not started.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -23,6 +25,14 @@ use zarrs::array::ArrayError;
 
 /// Fetches in flight at most once a read grows (as on the async API).
 pub(crate) const IN_FLIGHT: usize = 16;
+
+/// Slow fetches before a read grows (one alone may be a thread that was
+/// not scheduled for a while on a busy machine).
+pub(crate) const SLOW_TO_GROW: usize = 2;
+
+/// Encoded bytes that the workers of a grown read may hold, fetched and
+/// waiting for a permit, by the size of the slow fetches seen.
+pub(crate) const GROWN_BYTES: usize = 64 << 20;
 
 /// A fetch of `bytes` that took `elapsed` waited on I/O: longer than
 /// 2 ms plus the bytes at 1 GB/s (a page-cached file gives them at several
@@ -70,19 +80,39 @@ impl Permits {
 
 /// Whether a read may start more workers, and whether it should.
 pub(crate) struct Grow {
-    /// Set by a fetch that waited on I/O ([`is_slow`]).
-    pub(crate) slow: AtomicBool,
+    /// Fetches found to wait on I/O ([`is_slow`]).
+    slow: AtomicUsize,
+    /// The most bytes one of them brought.
+    largest: AtomicUsize,
     /// Workers at most, once grown.
-    pub(crate) to: usize,
+    to: usize,
 }
 
 impl Grow {
-    /// Workers up to `to`, once a fetch is found slow.
+    /// Workers up to `to`, once fetches are found slow.
     pub(crate) fn up_to(to: usize) -> Self {
         Self {
-            slow: AtomicBool::new(false),
+            slow: AtomicUsize::new(0),
+            largest: AtomicUsize::new(0),
             to,
         }
+    }
+
+    /// A fetch of `bytes` waited on I/O.
+    pub(crate) fn slow_fetch(&self, bytes: usize) {
+        self.largest.fetch_max(bytes, Ordering::Relaxed);
+        self.slow.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Workers to have once grown: `to`, fewer if the fetched bytes they
+    /// could hold would pass [`GROWN_BYTES`]; `None` while too few fetches
+    /// were slow.
+    fn workers(&self) -> Option<usize> {
+        if self.slow.load(Ordering::Relaxed) < SLOW_TO_GROW {
+            return None;
+        }
+        let by_bytes = GROWN_BYTES / self.largest.load(Ordering::Relaxed).max(1);
+        Some(self.to.min(by_bytes))
     }
 }
 
@@ -113,13 +143,24 @@ impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
                 }
             }
             if let (Some(scope), Some(grow)) = (scope, self.grow)
-                && grow.slow.load(Ordering::Relaxed)
+                && !self.failed.load(Ordering::Relaxed)
+                && let Some(to) = grow.workers()
                 && !self.grown.swap(true, Ordering::Relaxed)
             {
-                let left = self.items.len().saturating_sub(i + 1);
-                let more = grow.to.saturating_sub(self.workers).min(left);
+                // Items not yet taken by any worker.
+                let left = self
+                    .items
+                    .len()
+                    .saturating_sub(self.next.load(Ordering::Relaxed));
+                let more = to.saturating_sub(self.workers).min(left);
                 for _ in 0..more {
-                    scope.spawn(move || self.work(Some(scope)));
+                    // A thread the system refuses (a limit of processes)
+                    // is a worker less, not a failed read.
+                    let started = std::thread::Builder::new()
+                        .spawn_scoped(scope, move || self.work(Some(scope)));
+                    if started.is_err() {
+                        break;
+                    }
                 }
             }
         }
@@ -127,9 +168,9 @@ impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
 }
 
 /// `run` on every item of `items`, taken in order by `workers` threads
-/// (more, up to `grow.to`, once `grow.slow` is set on threads of this
-/// function's own); the first error (by item) is returned and stops the
-/// others at their next item.
+/// (more, up to `grow`'s limit, once enough fetches were slow, on threads
+/// of this function's own); the first error (by item) is returned and
+/// stops the others at their next item.
 ///
 /// The workers are threads of their own (a sync read may block on a
 /// remote store for a while, which would idle a rayon pool's threads),
@@ -207,7 +248,7 @@ mod tests {
         let threads = Mutex::new(std::collections::HashSet::new());
         let items: Vec<usize> = (0..40).collect();
         for_each_parallel(&items, 2, Some(&grow), |_| {
-            grow.slow.store(true, Ordering::Relaxed);
+            grow.slow_fetch(1000);
             threads.lock().unwrap().insert(std::thread::current().id());
             std::thread::sleep(Duration::from_millis(2));
             permits.run(|| {
@@ -224,8 +265,9 @@ mod tests {
         assert!(most.load(Ordering::SeqCst) <= 2);
     }
 
-    /// The first error by item is the one returned, grown or not; a read
-    /// that is never slow keeps its workers.
+    /// The first error by item is the one returned, grown or not, even
+    /// when a later item fails first; a read that is never slow keeps its
+    /// workers, a slow one grows no further than asked.
     #[test]
     fn the_first_error_by_item_is_returned() {
         let items: Vec<usize> = (0..50).collect();
@@ -234,17 +276,39 @@ mod tests {
             let threads = Mutex::new(std::collections::HashSet::new());
             let got = for_each_parallel(&items, 3, Some(&grow), |&i| {
                 threads.lock().unwrap().insert(std::thread::current().id());
-                grow.slow.store(slow, Ordering::Relaxed);
-                if i == 7 || i == 30 {
-                    return Err(ArrayError::Other(format!("item {i}")));
+                if slow {
+                    grow.slow_fetch(1000);
                 }
-                std::thread::sleep(Duration::from_millis(1));
-                Ok(())
+                match i {
+                    5 => {
+                        std::thread::sleep(Duration::from_millis(50));
+                        Err(ArrayError::Other("item 5".to_string()))
+                    }
+                    6 => Err(ArrayError::Other("item 6".to_string())),
+                    _ => {
+                        std::thread::sleep(Duration::from_millis(1));
+                        Ok(())
+                    }
+                }
             });
-            assert_eq!(got.unwrap_err().to_string(), "item 7");
-            if !slow {
-                assert!(threads.lock().unwrap().len() <= 3);
-            }
+            assert_eq!(got.unwrap_err().to_string(), "item 5");
+            let used = threads.lock().unwrap().len();
+            assert!(used <= if slow { 8 } else { 3 }, "{used} threads");
         }
+    }
+
+    /// One slow fetch does not grow a read; large units grow it less.
+    #[test]
+    fn growth_needs_slow_fetches_and_room_for_their_bytes() {
+        let grow = Grow::up_to(16);
+        assert_eq!(grow.workers(), None);
+        grow.slow_fetch(1 << 20);
+        assert_eq!(grow.workers(), None);
+        grow.slow_fetch(1 << 20);
+        assert_eq!(grow.workers(), Some(16));
+        grow.slow_fetch(16 << 20);
+        assert_eq!(grow.workers(), Some(4));
+        grow.slow_fetch(usize::MAX);
+        assert_eq!(grow.workers(), Some(0));
     }
 }

@@ -16,7 +16,9 @@
 //! reports. Prints one JSON object per line:
 //! `{"side", "case", "seconds", "requests", "bytes"}`, per read (median).
 
-use std::io::{Read, Write};
+#[path = "../tests/common/servers.rs"]
+mod servers;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,25 +29,9 @@ use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
 const WINDOW: u64 = 256;
 const N_WINDOWS: usize = 32;
 
-/// `GET http://HOST/PATH` (a tiny blocking client for the server's
-/// counters), the body.
-fn get(server: &str, path: &str) -> String {
-    let host = server.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
-}
-
 /// The server's (requests, bytes) since the last reset; resets them.
 fn server_counts(server: &str) -> (u64, u64) {
-    let json: serde_json::Value = serde_json::from_str(&get(server, "/__stats")).unwrap();
-    get(server, "/__reset");
+    let json = servers::stats_then_reset(server);
     (
         json["requests"].as_u64().unwrap(),
         json["bytes"].as_u64().unwrap(),

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
-import subprocess
-import sys
-import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import servers
 import zarr
 from zarr.storage import FsspecStore, LocalStore, ObjectStore
 
@@ -31,7 +29,6 @@ from zarrs_extension_codecs._remote import RemoteSource, remote_source
 obstore = pytest.importorskip("obstore")
 
 OURS = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
-SERVERS = Path(__file__).resolve().parents[2] / "scripts" / "servers"
 FILTERS: list[dict[str, Any]] = [
     {"name": "scale_offset", "configuration": {"scale": 100, "offset": 5}},
     {
@@ -94,45 +91,16 @@ def expected(root: Path, name: str) -> np.ndarray:
     return zarr.open_array(LocalStore(root, read_only=True), path=name, mode="r")[...]
 
 
-class Server:
-    """A server process that prints its port and stops when stdin closes."""
-
-    def __init__(self, args: list[str]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        assert self.process.stdout is not None
-        self.port = int(self.process.stdout.readline().split()[0])
-
-    def stop(self) -> None:
-        assert self.process.stdin is not None
-        assert self.process.stdout is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        self.process.stdout.close()
-
-
 def serve_http(root: Path) -> Iterator[str]:
-    server = Server([str(SERVERS / "serve_http.py"), str(root)])
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        server.stop()
+    yield from servers.http(root)
 
 
 @pytest.fixture(scope="module")
 def http(product: Path) -> Iterator[str]:
-    yield from serve_http(product)
+    yield from servers.http(product)
 
 
-def requests(server: str) -> int:
-    """Requests the server answered since the last call."""
-    import json
-
-    with urllib.request.urlopen(f"{server}/__stats") as r:
-        count = json.load(r)["requests"]
-    urllib.request.urlopen(urllib.request.Request(f"{server}/__reset", method="POST")).read()
-    return count
+requests = servers.requests
 
 
 def http_store(url: str) -> ObjectStore:
@@ -437,25 +405,11 @@ def test_a_shard_rewritten_on_the_server_reads_its_new_values(tmp_path: Path) ->
 
 @pytest.fixture(scope="module")
 def s3_endpoint(product: Path) -> Iterator[str]:
-    server = Server([str(SERVERS / "serve_s3.py"), f"products={product.parent}"])
-    try:
-        yield f"http://127.0.0.1:{server.port}"
-    finally:
-        server.stop()
+    yield from servers.s3("products", product.parent)
 
 
 def test_obstore_s3_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
-    # Keys given, so that no credential provider is asked (no instance
-    # metadata address is contacted): only the loopback server.
-    s3 = obstore.store.S3Store(
-        "products",
-        prefix=product.name,
-        endpoint=s3_endpoint,
-        region="us-east-1",
-        access_key_id="testing",
-        secret_access_key="testing",
-        client_options={"allow_http": True},
-    )
+    s3 = servers.moto_s3store(s3_endpoint, "products", product.name)
     for name in ["b04", "start"]:
         read_all(open_remote(ObjectStore(s3, read_only=True), name), expected(product, name))
 

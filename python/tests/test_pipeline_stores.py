@@ -12,7 +12,6 @@ wrapper store, dask's threaded scheduler and `xarray.open_zarr`.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,13 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+import servers
 import zarr
 from zarr.storage import FsspecStore, LocalStore, MemoryStore, ObjectStore, WrapperStore
 
 import zarrs_extension_codecs as zec
 
 OURS = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
-SERVER = Path(__file__).resolve().parents[2] / "scripts" / "servers" / "serve_http.py"
 FILTERS: list[dict[str, Any]] = [
     {"name": "scale_offset", "configuration": {"scale": 10000, "offset": -0.1}},
     {
@@ -135,21 +134,7 @@ def test_obstore_local(product: Path, reference: np.ndarray) -> None:
 
 @pytest.fixture(scope="module")
 def http_url(product: Path) -> Iterator[str]:
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), str(product)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline())
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(timeout=10)
-        server.stdout.close()
+    yield from servers.http(product)
 
 
 def test_obstore_http(http_url: str, reference: np.ndarray) -> None:
@@ -193,36 +178,11 @@ def test_xarray_open_zarr(product: Path, reference: np.ndarray) -> None:
 @pytest.fixture(scope="module")
 def s3_endpoint(product: Path) -> Iterator[str]:
     """moto's S3 server on 127.0.0.1 with bucket `products` holding the store."""
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER.with_name("serve_s3.py")), f"products={product.parent}"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline())
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(timeout=30)
-        server.stdout.close()
+    yield from servers.s3("products", product.parent)
 
 
 def test_obstore_s3(s3_endpoint: str, product: Path, reference: np.ndarray) -> None:
-    obstore = pytest.importorskip("obstore")
-    # Credentials given, so that no provider is asked for them (no instance
-    # metadata address is ever contacted): only the loopback server.
-    s3 = obstore.store.S3Store(
-        "products",
-        prefix=product.name,
-        endpoint=s3_endpoint,
-        region="us-east-1",
-        access_key_id="testing",
-        secret_access_key="testing",
-        client_options={"allow_http": True},
-    )
+    s3 = servers.moto_s3store(s3_endpoint, "products", product.name)
     check(open_with_pipeline(ObjectStore(s3, read_only=True)), reference)
 
 

@@ -114,6 +114,7 @@ def pipeline_arrays(url: str, n: int, read_ahead: int = 0) -> list:
 
 
 def time_windows(read, offsets: list[tuple[int, int]]) -> list[float]:
+    """Seconds of each window at `offsets`, the `i`-th read from `read(i)`."""
     times = []
     for i, (y, x) in enumerate(offsets):
         t = time.perf_counter()
@@ -123,80 +124,66 @@ def time_windows(read, offsets: list[tuple[int, int]]) -> list[float]:
     return times
 
 
-def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
-    """zarr-python with obstore and `CodecPipeline`: whole reads, first
-    windows of a shard (a fresh array each, so no index is kept), and
-    windows of a shard seen before (every window read once, untimed)."""
-    server = "/".join(url.split("/")[:3])
-    side = "zarr-python obstore + CodecPipeline"
-    (arr,) = pipeline_arrays(url, 1)
-    whole = arr[...]  # warm, as the others
+def time_whole(arr, reps: int, reference: np.ndarray) -> list[float]:
+    """Seconds of `reps` whole reads of `arr`, after one (warm: connections,
+    pools) checked against `reference`."""
+    whole = arr[...]
     np.testing.assert_array_equal(whole, reference)
     del whole
-    server_counts(server)
     times = []
     for _ in range(reps):
         t = time.perf_counter()
         data = arr[...]
         times.append(time.perf_counter() - t)
         del data
+    return times
+
+
+def counted(side: str, case: str, times: list[float], server: str, reads: int) -> dict:
+    """A result line: the median of `times`, and the server's counts since
+    they were last reset (which resets them), per read."""
     requests, nbytes = server_counts(server)
-    lines = [
-        {
-            "side": side,
-            "case": "whole",
-            "seconds": statistics.median(times),
-            "requests": requests / reps,
-            "bytes": nbytes / reps,
-        }
-    ]
-    for aligned in (True, False):
+    return {
+        "side": side,
+        "case": case,
+        "seconds": statistics.median(times),
+        "requests": requests / reads,
+        "bytes": nbytes / reads,
+    }
+
+
+CASES = (("window aligned", True), ("window unaligned", False))
+
+
+def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
+    """zarr-python with obstore and `CodecPipeline`: whole reads, first
+    windows of a shard (a fresh array each, so no index is kept; with and
+    without read-ahead), and windows of a shard seen before (every window
+    read once, untimed)."""
+    server = "/".join(url.split("/")[:3])
+    side = "zarr-python obstore + CodecPipeline"
+    (arr,) = pipeline_arrays(url, 1)
+    server_counts(server)
+    times = time_whole(arr, reps, reference)
+    # The warm read is counted too: every read asks for the same.
+    lines = [counted(side, "whole", times, server, reps + 1)]
+    for case, aligned in CASES:
         offsets = window_offsets(aligned)
-        case = "window aligned" if aligned else "window unaligned"
         # Each a store of its own: its first request also connects (on
         # 127.0.0.1, well under a millisecond), which zarr-python's warm
-        # store does not pay.
-        fresh = pipeline_arrays(url, len(offsets))
-        server_counts(server)
-        first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)
-        requests, nbytes = server_counts(server)
-        lines.append(
-            {
-                "side": f"{side}, first window of a shard",
-                "case": case,
-                "seconds": statistics.median(first),
-                "requests": requests / len(offsets),
-                "bytes": nbytes / len(offsets),
-            }
-        )
-        # The same with a read-ahead larger than a shard of either store: the
-        # shard whole with its index, in one request.
-        fresh = pipeline_arrays(url, len(offsets), read_ahead=8 << 20)
-        server_counts(server)
-        first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)
-        requests, nbytes = server_counts(server)
-        lines.append(
-            {
-                "side": f"{side}, read-ahead 8 MiB, first window of a shard",
-                "case": case,
-                "seconds": statistics.median(first),
-                "requests": requests / len(offsets),
-                "bytes": nbytes / len(offsets),
-            }
-        )
+        # store does not pay. With read-ahead larger than a shard of either
+        # store: the shard whole with its index, in one request.
+        for kind, read_ahead in (("", 0), ("read-ahead 8 MiB, ", 8 << 20)):
+            fresh = pipeline_arrays(url, len(offsets), read_ahead=read_ahead)
+            server_counts(server)
+            first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)
+            lines.append(
+                counted(f"{side}, {kind}first window of a shard", case, first, server, len(offsets))
+            )
         time_windows(lambda i: arr, offsets)  # warm: every shard's index kept
         server_counts(server)
         kept = time_windows(lambda i: arr, offsets)
-        requests, nbytes = server_counts(server)
-        lines.append(
-            {
-                "side": f"{side}, shard seen before",
-                "case": case,
-                "seconds": statistics.median(kept),
-                "requests": requests / len(offsets),
-                "bytes": nbytes / len(offsets),
-            }
-        )
+        lines.append(counted(f"{side}, shard seen before", case, kept, server, len(offsets)))
     return lines
 
 
@@ -207,48 +194,16 @@ def bench(url: str, out: Path, reps: int) -> None:
     for how in ("obstore", "fsspec"):
         side = f"zarr-python {how}"
         arr = open_array(url, how)
-        whole = arr[...]  # warm: connections, pools
         if reference is None:
-            reference = whole
-        np.testing.assert_array_equal(whole, reference)
-        del whole
+            reference = arr[...]
         server_counts(server)
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            data = arr[...]
-            times.append(time.perf_counter() - t)
-            del data
-        requests, nbytes = server_counts(server)
-        lines.append(
-            {
-                "side": side,
-                "case": "whole",
-                "seconds": statistics.median(times),
-                "requests": requests / reps,
-                "bytes": nbytes / reps,
-            }
-        )
-        for aligned in (True, False):
+        times = time_whole(arr, reps, reference)
+        lines.append(counted(side, "whole", times, server, reps + 1))
+        for case, aligned in CASES:
             offsets = window_offsets(aligned)
-            times = []
             server_counts(server)
-            for y, x in offsets:
-                t = time.perf_counter()
-                window = arr[y : y + WINDOW, x : x + WINDOW]
-                times.append(time.perf_counter() - t)
-                assert window.shape == (WINDOW, WINDOW)
-            requests, nbytes = server_counts(server)
-            case = "window aligned" if aligned else "window unaligned"
-            lines.append(
-                {
-                    "side": side,
-                    "case": case,
-                    "seconds": statistics.median(times),
-                    "requests": requests / len(offsets),
-                    "bytes": nbytes / len(offsets),
-                }
-            )
+            times = time_windows(lambda i, arr=arr: arr, offsets)
+            lines.append(counted(side, case, times, server, len(offsets)))
         for line in lines[-3:]:
             print(json.dumps(line), file=sys.stderr)
     assert reference is not None

@@ -101,23 +101,32 @@ impl PythonServer {
     /// `serve_http.py`'s counts since the last call (`requests`, `bytes`,
     /// `most_at_once`), which it then resets.
     pub fn stats_then_reset(&self) -> serde_json::Value {
-        let get = |path: &str| {
-            use std::io::{Read, Write};
-            let host = format!("127.0.0.1:{}", self.port);
-            let mut stream = std::net::TcpStream::connect(&host).unwrap();
-            write!(
-                stream,
-                "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-            )
-            .unwrap();
-            let mut response = String::new();
-            stream.read_to_string(&mut response).unwrap();
-            response.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
-        };
-        let stats = serde_json::from_str(&get("/__stats")).unwrap();
-        get("/__reset");
-        stats
+        stats_then_reset(&self.url())
     }
+}
+
+/// The body of `GET {server}{path}` (`server`: `http://HOST:PORT`), by a
+/// tiny blocking client.
+pub fn http_get(server: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let host = server.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+}
+
+/// The counts of the `serve_http.py` at `server` since they were last
+/// reset (`requests`, `bytes`, `most_at_once`), which it then resets.
+pub fn stats_then_reset(server: &str) -> serde_json::Value {
+    let stats = serde_json::from_str(&http_get(server, "/__stats")).unwrap();
+    http_get(server, "/__reset");
+    stats
 }
 
 impl Drop for PythonServer {

@@ -22,11 +22,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from zarr.core.array_spec import ArraySpec
 from zarr.core.dtype import get_data_type_from_native_dtype
+from zarr_classes import ZarrCastValue, ZarrScaleOffset
 
 import zarrs_extension_codecs as zec
-
-ZarrScaleOffset = zec.ScaleOffset.__bases__[0]
-ZarrCastValue = zec.CastValue.__bases__[0]
 
 DTYPES = [
     "int8",

@@ -69,3 +69,32 @@ async def run_batch[C, R](
     if ON_WORKER_THREAD:
         return await otherwise(items)
     return [None if chunk is None else sync(chunk, spec) for chunk, spec in items]
+
+
+class SyncCalls:
+    """zarr's async codec methods (`_decode_single`, `_encode_single`,
+    `decode`, `encode`) as calls of the class's own `_decode_sync` /
+    `_encode_sync`, through `run` and `run_batch`.
+
+    First among a codec class's bases, before zarr's class: `super()` here
+    is then zarr's class, whose batching `run_batch` falls back on.
+    """
+
+    _decode_sync: Callable[..., Any]
+    _encode_sync: Callable[..., Any]
+
+    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return await run(self._decode_sync, chunk_array, chunk_spec)
+
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
+        return await run(self._encode_sync, chunk_array, chunk_spec)
+
+    async def decode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await run_batch(self._decode_sync, chunks_and_specs, super().decode)  # type: ignore[misc]
+
+    async def encode(
+        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
+    ) -> Iterable[NDBuffer | None]:
+        return await run_batch(self._encode_sync, chunks_and_specs, super().encode)  # type: ignore[misc]

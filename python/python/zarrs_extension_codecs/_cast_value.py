@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +66,7 @@ def _plan(
     return _native.CastPlan(source, target, rounding, out_of_range, entries)
 
 
-class CastValue(_ZarrCastValue):
+class CastValue(_calls.SyncCalls, _ZarrCastValue):
     """zarr-python's `cast_value` codec, computed by zarrs_extension_codecs.
 
     A drop-in subclass of `zarr.codecs.CastValue`: the same constructor,
@@ -117,19 +117,3 @@ class CastValue(_ZarrCastValue):
             return super()._decode_sync(chunk_array, chunk_spec)
         result = self._cast(arr, chunk_spec.dtype.to_native_dtype(), "decode")
         return chunk_array.__class__.from_ndarray_like(result)
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
-
-    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
-
-    async def decode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
-
-    async def encode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from zarr.core.dtype.wrapper import TBaseDType, TBaseScalar, ZDType
 
 
-class ScaleOffset(_ZarrScaleOffset):
+class ScaleOffset(_calls.SyncCalls, _ZarrScaleOffset):
     """zarr-python's `scale_offset` codec, computed by zarrs_extension_codecs.
 
     A drop-in subclass of `zarr.codecs.ScaleOffset`: the same constructor,
@@ -78,19 +77,3 @@ class ScaleOffset(_ZarrScaleOffset):
         if arr is None:
             return super()._encode_sync(chunk_array, chunk_spec)
         return self._apply(True, arr, chunk_spec)
-
-    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        return await _calls.run(self._decode_sync, chunk_array, chunk_spec)
-
-    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        return await _calls.run(self._encode_sync, chunk_array, chunk_spec)
-
-    async def decode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await _calls.run_batch(self._decode_sync, chunks_and_specs, super().decode)
-
-    async def encode(
-        self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
-    ) -> Iterable[NDBuffer | None]:
-        return await _calls.run_batch(self._encode_sync, chunks_and_specs, super().encode)

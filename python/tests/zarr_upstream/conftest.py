@@ -10,7 +10,7 @@ puts the subclasses in those two module attributes before the test modules
 are imported, and selects them in zarr's configuration for arrays opened
 by name. zarr's registrations and its ``zarr.codecs`` package are left
 as they are; the other tests reach zarr's classes through
-``zarrs_extension_codecs.ScaleOffset.__bases__``.
+``python/tests/zarr_classes.py`` (the subclasses' bases).
 """
 
 from __future__ import annotations

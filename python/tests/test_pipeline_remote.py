@@ -414,6 +414,25 @@ def test_obstore_s3_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
         read_all(open_remote(ObjectStore(s3, read_only=True), name), expected(product, name))
 
 
+def test_an_array_pickles_and_the_copy_reads_through_the_remote_layer(
+    http: str, product: Path
+) -> None:
+    """dask and multiprocessing send arrays pickled: the copy maps its store
+    again and reads through the remote layer (the stores opened by the
+    original are not part of the pickle)."""
+    import pickle
+
+    arr = open_remote(http_store(http), "b04")
+    want = expected(product, "b04")
+    assert np.asarray(arr[5:70, 3:77]).tobytes() == want[5:70, 3:77].tobytes()
+    copy = pickle.loads(pickle.dumps(arr))
+    native = copy._async_array.codec_pipeline.native
+    assert native.remote is not None
+    assert native.arrays == {}
+    read_all(copy, want)
+    assert list(native.arrays) == ["b04"]
+
+
 _INHERITED: list[zarr.Array] = []
 
 

@@ -56,12 +56,18 @@ def s3(bucket: str, root: Path) -> Iterator[str]:
     yield from serving("serve_s3.py", f"{bucket}={root}")
 
 
+def stats(server: str) -> dict[str, int]:
+    """The HTTP server's counts since the last call (`requests`, `bytes`,
+    `most_at_once`), which it then resets."""
+    with urllib.request.urlopen(f"{server}/__stats") as r:
+        counts = json.load(r)
+    urllib.request.urlopen(urllib.request.Request(f"{server}/__reset", method="POST")).read()
+    return counts
+
+
 def requests(server: str) -> int:
     """Requests the HTTP server answered since the last call."""
-    with urllib.request.urlopen(f"{server}/__stats") as r:
-        count = json.load(r)["requests"]
-    urllib.request.urlopen(urllib.request.Request(f"{server}/__reset", method="POST")).read()
-    return count
+    return stats(server)["requests"]
 
 
 def moto_s3store(endpoint: str, bucket: str, prefix: str) -> Any:

@@ -357,6 +357,25 @@ def test_an_array_whose_name_needs_escaping_is_read_through_zarrs_store(
         next(server, None)
 
 
+def test_fetches_in_flight_beyond_the_decode_threads(product: Path) -> None:
+    """One decode thread (`threading.max_workers` 1), 30 ms a request: once
+    fetches wait on the network, up to `async.concurrency` are in flight
+    (the server sees more than 3 at once; one thread alone shows 2 at
+    most, see tests/read_engine_remote.rs)."""
+    server = servers.serving("serve_http.py", str(product), "--latency-ms", "30")
+    url = next(server)
+    try:
+        with zarr.config.set({"threading.max_workers": 1}):
+            arr = open_remote(http_store(url), "b04")
+            servers.stats(url)
+            got = np.asarray(arr[...])
+            counts = servers.stats(url)
+        assert got.tobytes() == expected(product, "b04").tobytes()
+        assert counts["most_at_once"] > 3, counts
+    finally:
+        next(server, None)
+
+
 def test_the_same_read_through_zarrs_store_api(http: str, product: Path) -> None:
     """`codec_pipeline.remote = "zarr"`: zarr's store API fetches, as before."""
     with zarr.config.set({**OURS, "codec_pipeline.remote": "zarr"}):

@@ -564,11 +564,13 @@ class _Reader:
         self.array = array
         self.encoded = encoded
         self.threads = _threads()
+        self.io_threads = 0
         self.presence = True
         if remote:
-            # Each thread fetches a chunk or shard and decodes it: as many in
-            # flight as zarr's own store API would have.
-            self.threads = max(self.threads, _concurrency())
+            # A pool as large as zarr's own store API's concurrency: once
+            # fetches are seen to wait on the network, that many are in
+            # flight, and no more than `threads` decode at once.
+            self.io_threads = max(self.threads, _concurrency())
             # Whether a chunk is stored costs a request per chunk to find
             # out on a remote store, and zarr looks at it only to raise for
             # missing chunks (`array.read_missing_chunks` false): asked for
@@ -589,7 +591,13 @@ class _Reader:
         whether each chunk is stored."""
         encoded = None if self.encoded is None else self.encoded[first : first + len(regions)]
         got = await asyncio.to_thread(
-            self.array.read_into, out, regions, encoded, threads or self.threads, self.presence
+            self.array.read_into,
+            out,
+            regions,
+            encoded,
+            threads or self.threads,
+            self.presence,
+            self.io_threads,
         )
         return [True] * len(regions) if got is None else got
 

@@ -192,7 +192,13 @@ impl ChunkArray {
     /// region, whether its chunk is stored (else it read as the fill value);
     /// `None` when `presence` is false and the chunks come from the array's
     /// store (asking a remote store costs a request per chunk).
-    #[pyo3(signature = (out, regions, encoded=None, threads=1, presence=true))]
+    ///
+    /// `io_threads` (if more than `threads`) is the size of the pool: a
+    /// read from a remote store that waits on the network keeps up to that
+    /// many fetches in flight, while no more than `threads` decode.
+    #[pyo3(signature = (out, regions, encoded=None, threads=1, presence=true, io_threads=0))]
+    // Each one a (keyword) argument of the Python method.
+    #[allow(clippy::too_many_arguments)]
     fn read_into(
         &self,
         py: Python<'_>,
@@ -201,6 +207,7 @@ impl ChunkArray {
         encoded: Option<Vec<Option<Bound<'_, PyBytes>>>>,
         threads: usize,
         presence: bool,
+        io_threads: usize,
     ) -> PyResult<Option<Vec<bool>>> {
         let regions: Vec<Region> = regions
             .into_iter()
@@ -256,7 +263,7 @@ impl ChunkArray {
         let dst = rw
             .as_slice_mut()
             .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
-        let pool = threads::pool(threads)?;
+        let pool = threads::pool(threads.max(io_threads))?;
         py.detach(|| {
             read_regions(array, &regions, dst, &out_shape, &pool, threads)?;
             match present {

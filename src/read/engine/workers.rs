@@ -126,12 +126,14 @@ struct Shared<'a, I, F> {
     grow: Option<&'a Grow>,
     grown: AtomicBool,
     workers: usize,
+    /// Workers at most however much the read grows: a rayon pool's threads.
+    most: usize,
 }
 
 impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
-    /// Take items until none is left or one failed; start more workers on
-    /// `scope` once the read is found slow (once per call).
-    fn work<'scope, 'env>(&'env self, scope: Option<&'scope std::thread::Scope<'scope, 'env>>) {
+    /// Take items until none is left or one failed; once the read is found
+    /// slow (once per call), `spawn_more(n)` starts `n` more workers.
+    fn work(&self, mut spawn_more: impl FnMut(usize)) {
         while !self.failed.load(Ordering::Relaxed) {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(item) = self.items.get(i) else { break };
@@ -142,28 +144,54 @@ impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
                     *first = Some((i, e));
                 }
             }
-            if let (Some(scope), Some(grow)) = (scope, self.grow)
-                && !self.failed.load(Ordering::Relaxed)
-                && let Some(to) = grow.workers()
-                && !self.grown.swap(true, Ordering::Relaxed)
-            {
-                // Items not yet taken by any worker.
-                let left = self
-                    .items
-                    .len()
-                    .saturating_sub(self.next.load(Ordering::Relaxed));
-                let more = to.saturating_sub(self.workers).min(left);
-                for _ in 0..more {
-                    // A thread the system refuses (a limit of processes)
-                    // is a worker less, not a failed read.
-                    let started = std::thread::Builder::new()
-                        .spawn_scoped(scope, move || self.work(Some(scope)));
-                    if started.is_err() {
-                        break;
-                    }
-                }
+            if let Some(more) = self.to_grow() {
+                spawn_more(more);
             }
         }
+    }
+
+    /// How many workers to start now: once, after enough slow fetches and
+    /// no failure, up to the limit (and the items no worker has taken).
+    fn to_grow(&self) -> Option<usize> {
+        let grow = self.grow?;
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let to = grow.workers()?.min(self.most);
+        if self.grown.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        let left = self
+            .items
+            .len()
+            .saturating_sub(self.next.load(Ordering::Relaxed));
+        Some(to.saturating_sub(self.workers).min(left))
+    }
+
+    /// [`work`](Self::work) on a thread of `scope`'s, growing on threads
+    /// of its own.
+    fn work_std<'scope, 'env>(&'env self, scope: &'scope std::thread::Scope<'scope, 'env>) {
+        self.work(|more| {
+            for _ in 0..more {
+                // A thread the system refuses (a limit of processes) is a
+                // worker less, not a failed read.
+                let started =
+                    std::thread::Builder::new().spawn_scoped(scope, move || self.work_std(scope));
+                if started.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// [`work`](Self::work) on a thread of the caller's rayon pool, growing
+    /// by jobs of `scope` (on that pool: its threads, its limit).
+    fn work_rayon<'s>(&'s self, scope: &rayon::Scope<'s>) {
+        self.work(|more| {
+            for _ in 0..more {
+                scope.spawn(move |scope| self.work_rayon(scope));
+            }
+        });
     }
 }
 
@@ -175,11 +203,12 @@ impl<I: Sync, F: Fn(&I) -> Result<(), ArrayError> + Sync> Shared<'_, I, F> {
 /// The workers are threads of their own (a sync read may block on a
 /// remote store for a while, which would idle a rayon pool's threads),
 /// except when the caller runs on a rayon pool (the Python pipeline's, in
-/// one per process): then they are that pool's, so that every parallel
-/// loop under them (rayon's `par_iter` in the decode, zarrs' own) stays in
-/// the caller's pool and its limit, and a process made by `fork()` never
-/// waits for threads it does not have; such a read does not grow (the
-/// pool's size is the caller's choice).
+/// one per process): then they are jobs on that pool, so that every
+/// parallel loop under them (rayon's `par_iter` in the decode, zarrs' own)
+/// stays in the caller's pool and its limit, and a process made by
+/// `fork()` never waits for threads it does not have; such a read grows by
+/// more jobs, up to the pool's threads (a pool larger than the decodes'
+/// budget keeps more fetches in flight).
 pub(crate) fn for_each_parallel<I: Sync>(
     items: &[I],
     workers: usize,
@@ -194,32 +223,39 @@ pub(crate) fn for_each_parallel<I: Sync>(
         next: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         first_error: Mutex::new(None),
-        grow: if on_rayon { None } else { grow },
+        grow,
         grown: AtomicBool::new(false),
         workers,
+        most: if on_rayon {
+            rayon::current_num_threads()
+        } else {
+            usize::MAX
+        },
     };
+    let shared = &shared;
     if workers <= 1 && shared.grow.is_none() {
-        shared.work(None);
+        shared.work(|_| {});
     } else if on_rayon {
         rayon::in_place_scope(|scope| {
             for _ in 1..workers {
-                scope.spawn(|_| shared.work(None));
+                scope.spawn(move |scope| shared.work_rayon(scope));
             }
-            shared.work(None);
+            shared.work_rayon(scope);
         });
     } else {
         std::thread::scope(|scope| {
             for _ in 1..workers {
-                scope.spawn(|| shared.work(Some(scope)));
+                scope.spawn(move || shared.work_std(scope));
             }
-            shared.work(Some(scope));
+            shared.work_std(scope);
         });
     }
-    match shared
+    let first = shared
         .first_error
-        .into_inner()
+        .lock()
         .unwrap_or_else(|p| p.into_inner())
-    {
+        .take();
+    match first {
         Some((_, e)) => Err(e),
         None => Ok(()),
     }
@@ -262,6 +298,42 @@ mod tests {
         .unwrap();
         let used = threads.lock().unwrap().len();
         assert!(used > 2 && used <= 6, "{used} threads");
+        assert!(most.load(Ordering::SeqCst) <= 2);
+    }
+
+    /// On a rayon pool the read grows by jobs of that pool: more of its
+    /// threads fetch, never more than it has, and the decodes stay within
+    /// their permits.
+    #[test]
+    fn a_slow_read_on_a_rayon_pool_grows_within_the_pool() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(5)
+            .build()
+            .unwrap();
+        let grow = Grow::up_to(16);
+        let permits = Permits::new(2);
+        let most = AtomicUsize::new(0);
+        let running = AtomicUsize::new(0);
+        let threads = Mutex::new(std::collections::HashSet::new());
+        let items: Vec<usize> = (0..40).collect();
+        pool.install(|| {
+            for_each_parallel(&items, 2, Some(&grow), |_| {
+                assert!(rayon::current_thread_index().is_some());
+                grow.slow_fetch(1000);
+                threads.lock().unwrap().insert(std::thread::current().id());
+                std::thread::sleep(Duration::from_millis(2));
+                permits.run(|| {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(1));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                });
+                Ok(())
+            })
+        })
+        .unwrap();
+        let used = threads.lock().unwrap().len();
+        assert!(used > 2 && used <= 5, "{used} threads");
         assert!(most.load(Ordering::SeqCst) <= 2);
     }
 

@@ -273,52 +273,19 @@ mod tests {
         assert!(is_slow(Duration::from_millis(25), 5 << 20));
     }
 
-    /// Items that set the read slow: more workers join, at most `to`, and
-    /// at most as many run at once as there are permits.
-    #[test]
-    fn a_slow_read_grows_and_decodes_within_its_permits() {
-        let grow = Grow::up_to(6);
+    /// 40 items on 2 workers, each fetch slow (2 ms), each decode within
+    /// 2 permits, growing up to `to`, inside `pool` if given: the threads
+    /// that ran items and the most decodes at once.
+    fn slow_read(pool: Option<&rayon::ThreadPool>, to: usize) -> (usize, usize) {
+        let grow = Grow::up_to(to);
         let permits = Permits::new(2);
         let running = AtomicUsize::new(0);
         let most = AtomicUsize::new(0);
         let threads = Mutex::new(std::collections::HashSet::new());
         let items: Vec<usize> = (0..40).collect();
-        for_each_parallel(&items, 2, Some(&grow), |_| {
-            grow.slow_fetch(1000);
-            threads.lock().unwrap().insert(std::thread::current().id());
-            std::thread::sleep(Duration::from_millis(2));
-            permits.run(|| {
-                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                most.fetch_max(now, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(1));
-                running.fetch_sub(1, Ordering::SeqCst);
-            });
-            Ok(())
-        })
-        .unwrap();
-        let used = threads.lock().unwrap().len();
-        assert!(used > 2 && used <= 6, "{used} threads");
-        assert!(most.load(Ordering::SeqCst) <= 2);
-    }
-
-    /// On a rayon pool the read grows by jobs of that pool: more of its
-    /// threads fetch, never more than it has, and the decodes stay within
-    /// their permits.
-    #[test]
-    fn a_slow_read_on_a_rayon_pool_grows_within_the_pool() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(5)
-            .build()
-            .unwrap();
-        let grow = Grow::up_to(16);
-        let permits = Permits::new(2);
-        let most = AtomicUsize::new(0);
-        let running = AtomicUsize::new(0);
-        let threads = Mutex::new(std::collections::HashSet::new());
-        let items: Vec<usize> = (0..40).collect();
-        pool.install(|| {
+        let read = || {
             for_each_parallel(&items, 2, Some(&grow), |_| {
-                assert!(rayon::current_thread_index().is_some());
+                assert_eq!(rayon::current_thread_index().is_some(), pool.is_some());
                 grow.slow_fetch(1000);
                 threads.lock().unwrap().insert(std::thread::current().id());
                 std::thread::sleep(Duration::from_millis(2));
@@ -330,11 +297,37 @@ mod tests {
                 });
                 Ok(())
             })
-        })
+        };
+        match pool {
+            Some(pool) => pool.install(read),
+            None => read(),
+        }
         .unwrap();
         let used = threads.lock().unwrap().len();
+        (used, most.load(Ordering::SeqCst))
+    }
+
+    /// Items that set the read slow: more workers join, at most `to`, and
+    /// at most as many decode at once as there are permits.
+    #[test]
+    fn a_slow_read_grows_and_decodes_within_its_permits() {
+        let (used, most) = slow_read(None, 6);
+        assert!(used > 2 && used <= 6, "{used} threads");
+        assert!(most <= 2, "{most} decodes at once");
+    }
+
+    /// On a rayon pool the read grows by jobs of that pool: more of its
+    /// threads fetch, never more than it has, and the decodes stay within
+    /// their permits.
+    #[test]
+    fn a_slow_read_on_a_rayon_pool_grows_within_the_pool() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(5)
+            .build()
+            .unwrap();
+        let (used, most) = slow_read(Some(&pool), 16);
         assert!(used > 2 && used <= 5, "{used} threads");
-        assert!(most.load(Ordering::SeqCst) <= 2);
+        assert!(most <= 2, "{most} decodes at once");
     }
 
     /// The first error by item is the one returned, grown or not, even

@@ -56,13 +56,21 @@ fn window_values(values: &[u16], window: &ArraySubset) -> Vec<u16> {
         .collect()
 }
 
-#[test]
-fn requests_per_window_over_http() {
+/// The array written, served over HTTP with `latency_ms` a request, and a
+/// remote store of it with default options (with the directory, which must
+/// outlive the server, and the values written).
+fn served(latency_ms: u32) -> (tempfile::TempDir, Vec<u16>, PythonServer, Arc<RemoteStore>) {
     let dir = tempfile::tempdir().unwrap();
     let values = write(dir.path());
-    let server = PythonServer::http(dir.path(), 0);
+    let server = PythonServer::http(dir.path(), latency_ms);
     let url = format!("{}/a.zarr", server.url());
     let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    (dir, values, server, store)
+}
+
+#[test]
+fn requests_per_window_over_http() {
+    let (_dir, values, _server, store) = served(0);
     let array = Array::open(store.clone(), "/").unwrap();
     // Four inner chunks of shard [0, 0], then four others of it.
     for (i, window) in [
@@ -93,11 +101,7 @@ fn requests_per_window_over_http() {
 
 #[test]
 fn async_requests_per_window_over_http() {
-    let dir = tempfile::tempdir().unwrap();
-    let values = write(dir.path());
-    let server = PythonServer::http(dir.path(), 0);
-    let url = format!("{}/a.zarr", server.url());
-    let remote = RemoteStore::open(&url, &RemoteOptions::default()).unwrap();
+    let (_dir, values, _server, remote) = served(0);
     let store = remote.async_store();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -124,11 +128,7 @@ fn async_requests_per_window_over_http() {
 /// those written.
 #[test]
 fn a_sync_read_over_a_slow_link_keeps_more_fetches_in_flight_than_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    let values = write(dir.path());
-    let server = PythonServer::http(dir.path(), 30);
-    let url = format!("{}/a.zarr", server.url());
-    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    let (_dir, values, server, store) = served(30);
     let array = Array::open(store, "/").unwrap();
     server.stats_then_reset();
     let one_thread = CodecOptions::default().with_concurrent_target(1);

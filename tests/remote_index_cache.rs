@@ -199,6 +199,30 @@ fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
     }
 }
 
+/// The stores of `layout`'s array over HTTP (`http`) and S3 (`bucket` of
+/// `s3`), with `options` (and moto's settings for S3).
+fn http_and_s3(
+    http: &PythonServer,
+    s3: &PythonServer,
+    bucket: &str,
+    layout: Layout,
+    options: &RemoteOptions,
+) -> [(&'static str, Arc<RemoteStore>); 2] {
+    let name = layout.name();
+    let url = s3.url();
+    let s3_options = servers::moto_options(options.clone(), &url);
+    [
+        (
+            "http",
+            Arc::new(RemoteStore::open(&format!("{}/{name}", http.url()), options).unwrap()),
+        ),
+        (
+            "s3",
+            Arc::new(RemoteStore::open(&format!("s3://{bucket}/{name}"), &s3_options).unwrap()),
+        ),
+    ]
+}
+
 /// The window of one inner chunk (the second of the first shard).
 fn inner_window() -> ArraySubset {
     ArraySubset::new_with_ranges(&[0..4, 4..8])
@@ -234,19 +258,7 @@ fn a_shard_rewritten_while_a_store_is_open_reads_its_new_values() {
     ];
     for layout in LAYOUTS {
         let name = layout.name();
-        let stores = [
-            (
-                "http",
-                Arc::new(RemoteStore::open(&format!("{}/{name}", http.url()), &options()).unwrap()),
-            ),
-            (
-                "s3",
-                Arc::new(
-                    RemoteStore::open(&format!("s3://cache/{name}"), &s3_options(&s3.url()))
-                        .unwrap(),
-                ),
-            ),
-        ];
+        let stores = http_and_s3(&http, &s3, "cache", layout, &options());
         let arrays = stores
             .iter()
             .map(|(_, store)| Array::open(store.clone(), "/").unwrap())
@@ -800,10 +812,10 @@ async fn async_two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values
 /// index, so the first window of it is one request; the held shard answers
 /// only the engine's call that follows its index read, so a shard
 /// rewritten afterwards (even after a window that needed no chunk, whose
-/// read leaves the shard held) reads its new values. A shard larger than the read-ahead costs
-/// two requests, as without it, and reads right. Over HTTP and S3, every
-/// layout (index at the end and at the start, compressed or not, crc32c
-/// or not).
+/// read leaves the shard held) reads its new values. A shard larger than
+/// the read-ahead costs two requests, as without it, and reads right. Over
+/// HTTP and S3, every layout (index at the end and at the start,
+/// compressed or not, crc32c or not).
 #[test]
 fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_stale() {
     zarrs_extension_codecs::register_overrides();
@@ -814,23 +826,9 @@ fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_sta
     let http = PythonServer::http(root.path(), 0);
     let s3 = PythonServer::s3("ahead", root.path());
     let open = |layout: Layout, read_ahead: u64| {
-        let name = layout.name();
-        let mut http_options = options();
-        http_options.shard_read_ahead_bytes = read_ahead;
-        let mut s3_options = s3_options(&s3.url());
-        s3_options.shard_read_ahead_bytes = read_ahead;
-        [
-            (
-                "http",
-                Arc::new(
-                    RemoteStore::open(&format!("{}/{name}", http.url()), &http_options).unwrap(),
-                ),
-            ),
-            (
-                "s3",
-                Arc::new(RemoteStore::open(&format!("s3://ahead/{name}"), &s3_options).unwrap()),
-            ),
-        ]
+        let mut options = options();
+        options.shard_read_ahead_bytes = read_ahead;
+        http_and_s3(&http, &s3, "ahead", layout, &options)
     };
     let second = ArraySubset::new_with_ranges(&[4..8, 4..8]);
     for layout in LAYOUTS {

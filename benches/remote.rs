@@ -176,32 +176,37 @@ fn main() {
         |window| array.retrieve_array_subset_vec(window).unwrap(),
     );
 
-    // Sync API, first windows of a shard with `shard_read_ahead_bytes` at
-    // 8 MiB (more than a shard of either store): a store of its own for each
-    // window, opened before timing (its first request also connects).
+    // Sync API, first windows of a shard: a store of its own for each
+    // window, opened before timing (its first request also connects), with
+    // the default options (a read-ahead of 1 MiB) and with
+    // `shard_read_ahead_bytes` at 8 MiB (more than a shard of either store).
     let mut ahead = RemoteOptions::default();
     ahead.shard_read_ahead_bytes = 8 << 20;
-    for (case, offsets) in window_cases(&shape) {
-        let arrays: Vec<_> = offsets
-            .iter()
-            .map(|_| Array::open(Arc::new(RemoteStore::open(&url, &ahead).unwrap()), "/").unwrap())
-            .collect();
-        let mut times = vec![];
-        server_counts(&server);
-        for (&(y, x), array) in offsets.iter().zip(&arrays) {
-            let window = window(y, x);
-            let t = Instant::now();
-            let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
-            times.push(t.elapsed().as_secs_f64());
-            drop(out);
-        }
-        report_counts(
+    for (side, options) in [
+        ("zarrs sync, first window of a shard", &cached),
+        (
             "zarrs sync, read-ahead 8 MiB, first window of a shard",
-            case,
-            times,
-            &server,
-            offsets.len(),
-        );
+            &ahead,
+        ),
+    ] {
+        for (case, offsets) in window_cases(&shape) {
+            let arrays: Vec<_> = offsets
+                .iter()
+                .map(|_| {
+                    Array::open(Arc::new(RemoteStore::open(&url, options).unwrap()), "/").unwrap()
+                })
+                .collect();
+            let mut times = vec![];
+            server_counts(&server);
+            for (&(y, x), array) in offsets.iter().zip(&arrays) {
+                let window = window(y, x);
+                let t = Instant::now();
+                let out: Vec<f64> = array.retrieve_array_subset_vec(&window).unwrap();
+                times.push(t.elapsed().as_secs_f64());
+                drop(out);
+            }
+            report_counts(side, case, times, &server, offsets.len());
+        }
     }
 
     // Sync API inside a larger rayon pool: zarrs reads the inner chunks of

@@ -57,68 +57,86 @@ fn window_values(values: &[u16], window: &ArraySubset) -> Vec<u16> {
 }
 
 /// The array written, served over HTTP with `latency_ms` a request, and a
-/// remote store of it with default options (with the directory, which must
-/// outlive the server, and the values written).
-fn served(latency_ms: u32) -> (tempfile::TempDir, Vec<u16>, PythonServer, Arc<RemoteStore>) {
+/// remote store of it with default options but `read_ahead` (with the
+/// directory, which must outlive the server, and the values written).
+fn served(
+    latency_ms: u32,
+    read_ahead: u64,
+) -> (tempfile::TempDir, Vec<u16>, PythonServer, Arc<RemoteStore>) {
     let dir = tempfile::tempdir().unwrap();
     let values = write(dir.path());
     let server = PythonServer::http(dir.path(), latency_ms);
     let url = format!("{}/a.zarr", server.url());
-    let store = Arc::new(RemoteStore::open(&url, &RemoteOptions::default()).unwrap());
+    let mut options = RemoteOptions::default();
+    options.shard_read_ahead_bytes = read_ahead;
+    let store = Arc::new(RemoteStore::open(&url, &options).unwrap());
     (dir, values, server, store)
 }
 
+/// Shards here are under 3 KiB: with the default read-ahead, each is read
+/// whole with its index.
+const DEFAULT: u64 = zarrs_extension_codecs::remote::DEFAULT_SHARD_READ_AHEAD_BYTES;
+
+/// Requests per window: the index, then the window's inner chunks of the
+/// shard in one request (one request in all with the index kept, or with
+/// the default read-ahead, which brings the small shard with its index);
+/// a whole read is one request per shard either way.
 #[test]
 fn requests_per_window_over_http() {
-    let (_dir, values, _server, store) = served(0);
-    let array = Array::open(store.clone(), "/").unwrap();
-    // Four inner chunks of shard [0, 0], then four others of it.
-    for (i, window) in [
-        ArraySubset::new_with_ranges(&[4..12, 3..9]),
-        ArraySubset::new_with_ranges(&[20..28, 14..20]),
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (read_ahead, first) in [(0, 2), (DEFAULT, 1)] {
+        let (_dir, values, _server, store) = served(0, read_ahead);
+        let array = Array::open(store.clone(), "/").unwrap();
+        // Four inner chunks of shard [0, 0], then four others of it.
+        for (i, window) in [
+            ArraySubset::new_with_ranges(&[4..12, 3..9]),
+            ArraySubset::new_with_ranges(&[20..28, 14..20]),
+        ]
+        .iter()
+        .enumerate()
+        {
+            store.reset_fetched();
+            let got = array.retrieve_array_subset_vec::<u16>(window).unwrap();
+            assert_eq!(got, window_values(&values, window));
+            let want = if i == 0 { first } else { 1 };
+            assert_eq!(
+                store.fetched().requests,
+                want,
+                "read-ahead {read_ahead}, window {i}: {:?}",
+                store.fetched()
+            );
+        }
         store.reset_fetched();
-        let got = array.retrieve_array_subset_vec::<u16>(window).unwrap();
-        assert_eq!(got, window_values(&values, window));
-        let want = if i == 0 { 2 } else { 1 };
-        assert_eq!(
-            store.fetched().requests,
-            want,
-            "window {i}: {:?}",
-            store.fetched()
-        );
+        let all = array
+            .retrieve_array_subset_vec::<u16>(&array.subset_all())
+            .unwrap();
+        assert_eq!(all, values);
+        assert_eq!(store.fetched().requests, 9, "{:?}", store.fetched());
     }
-    store.reset_fetched();
-    let all = array
-        .retrieve_array_subset_vec::<u16>(&array.subset_all())
-        .unwrap();
-    assert_eq!(all, values);
-    assert_eq!(store.fetched().requests, 9, "{:?}", store.fetched());
 }
 
 #[test]
 fn async_requests_per_window_over_http() {
-    let (_dir, values, _server, remote) = served(0);
-    let store = remote.async_store();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let array = Array::async_open(store.clone(), "/").await.unwrap();
-        let window = ArraySubset::new_with_ranges(&[30..40, 20..30]); // 4 shards
-        store.reset_fetched();
-        let got = array
-            .async_retrieve_array_subset_vec::<u16>(&window)
-            .await
+    // Each shard's index, then its inner chunks in one request; with the
+    // default read-ahead, each shard with its index.
+    for (read_ahead, requests) in [(0, 8), (DEFAULT, 4)] {
+        let (_dir, values, _server, remote) = served(0, read_ahead);
+        let store = remote.async_store();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
             .unwrap();
-        assert_eq!(got, window_values(&values, &window));
-        // Each shard's index, then its inner chunks in one request.
-        assert_eq!(store.fetched().requests, 8, "{:?}", store.fetched());
-    });
+        runtime.block_on(async {
+            let array = Array::async_open(store.clone(), "/").await.unwrap();
+            let window = ArraySubset::new_with_ranges(&[30..40, 20..30]); // 4 shards
+            store.reset_fetched();
+            let got = array
+                .async_retrieve_array_subset_vec::<u16>(&window)
+                .await
+                .unwrap();
+            assert_eq!(got, window_values(&values, &window));
+            assert_eq!(store.fetched().requests, requests, "{:?}", store.fetched());
+        });
+    }
 }
 
 /// A whole read on one thread over a link of 30 ms a request: the first
@@ -128,7 +146,7 @@ fn async_requests_per_window_over_http() {
 /// those written.
 #[test]
 fn a_sync_read_over_a_slow_link_keeps_more_fetches_in_flight_than_threads() {
-    let (_dir, values, server, store) = served(30);
+    let (_dir, values, server, store) = served(30, DEFAULT);
     let array = Array::open(store, "/").unwrap();
     server.stats_then_reset();
     let one_thread = CodecOptions::default().with_concurrent_target(1);

@@ -316,7 +316,9 @@ fn a_server_without_versions_keeps_no_index_and_reads_right() {
     write(&dir, layout, 1);
     let server = PythonServer::http_with(root.path(), &["--no-versions"]);
     let url = format!("{}/{}", server.url(), layout.name());
-    let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+    let mut no_read_ahead = options();
+    no_read_ahead.shard_read_ahead_bytes = 0;
+    let store = Arc::new(RemoteStore::open(&url, &no_read_ahead).unwrap());
     let array = Array::open(store.clone(), "/").unwrap();
     assert_reads("no versions, version 1", &array, &inner_window(), 1);
     // Nothing kept: the index is read again, and the call that reads the
@@ -326,6 +328,17 @@ fn a_server_without_versions_keeps_no_index_and_reads_right() {
     assert_reads("no versions, version 1", &array, &inner_window(), 1);
     assert_eq!(store.fetched().requests, 3, "{:?}", store.fetched());
     assert_eq!(store.fetched().bytes, 64 + 32 + 64, "{:?}", store.fetched());
+    // With the default read-ahead, the shard comes whole with its index,
+    // every time (nothing kept), and answers all the read asks.
+    let shard_len = std::fs::metadata(dir.join("c/0/0")).unwrap().len();
+    let store = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+    let array = Array::open(store.clone(), "/").unwrap();
+    for _ in 0..2 {
+        store.reset_fetched();
+        assert_reads("no versions, read-ahead", &array, &inner_window(), 1);
+        assert_eq!(store.fetched().requests, 1, "{:?}", store.fetched());
+        assert_eq!(store.fetched().bytes, shard_len, "{:?}", store.fetched());
+    }
     write(&dir, layout, 2);
     assert_reads("no versions, version 2", &array, &inner_window(), 2);
     assert_reads(
@@ -657,7 +670,11 @@ fn a_shard_rewritten_between_index_and_chunks_on_a_server_without_versions() {
     write(&dir, layout, 2);
     let server = PythonServer::http_with(root.path(), &["--no-versions"]);
     let url = format!("{}/{}", server.url(), layout.name());
-    let remote = Arc::new(RemoteStore::open(&url, &options()).unwrap());
+    // With read-ahead, the shard would come whole with its index and the
+    // chunks from those bytes: no request left to race with.
+    let mut no_read_ahead = options();
+    no_read_ahead.shard_read_ahead_bytes = 0;
+    let remote = Arc::new(RemoteStore::open(&url, &no_read_ahead).unwrap());
     let racing = Arc::new(Racing {
         remote: remote.clone(),
         index: index_range(layout),
@@ -938,5 +955,138 @@ fn indexes_at_the_start_are_kept_once_the_store_is_told_the_metadata() {
             "told {told}: {:?}",
             store.fetched()
         );
+    }
+}
+
+/// `(offset, length)` of each inner chunk of shard `c/0/0` of `layout`'s
+/// array at `dir` (its index read from the file), and the shard's size.
+fn inner_chunks(dir: &Path, layout: Layout) -> (Vec<(u64, u64)>, u64) {
+    let shard = std::fs::read(dir.join("c/0/0")).unwrap();
+    let index = if layout.index_at_start {
+        &shard[..64]
+    } else {
+        let end = shard.len() - if layout.crc32c { 4 } else { 0 };
+        &shard[end - 64..end]
+    };
+    let word = |i: usize| u64::from_le_bytes(index[8 * i..8 * i + 8].try_into().unwrap());
+    let chunks = (0..4).map(|i| (word(2 * i), word(2 * i + 1))).collect();
+    (chunks, shard.len() as u64)
+}
+
+/// The window of inner chunk `i` (in C order) of shard [0, 0].
+fn inner(i: u64) -> ArraySubset {
+    let (row, column) = (i / 2 * 4, i % 2 * 4);
+    ArraySubset::new_with_ranges(&[row..row + 4, column..column + 4])
+}
+
+/// A read-ahead shorter than the shard: the index read brings the last
+/// (or first) bytes of the shard, and a first window whose inner chunk lies
+/// in them is one request; one whose chunk does not is two, the chunk's
+/// request conditional on the version the held bytes came from. Once a
+/// store has seen a shard larger than its read-ahead, first windows of the
+/// array's other shards read the index alone. Over HTTP and S3, every
+/// layout.
+#[test]
+fn a_short_read_ahead_answers_the_chunks_it_holds_and_then_stops() {
+    zarrs_extension_codecs::register_overrides();
+    let (root, http, s3) = race_servers(&LAYOUTS);
+    for layout in LAYOUTS {
+        let dir = root.path().join(layout.name());
+        let (chunks, size) = inner_chunks(&dir, layout);
+        let index_len = 64 + if layout.crc32c { 4 } else { 0 };
+        // The index and the inner chunk next to it, not more.
+        let next = if layout.index_at_start {
+            chunks.iter().min_by_key(|c| c.0).unwrap()
+        } else {
+            chunks.iter().max_by_key(|c| c.0).unwrap()
+        };
+        let read_ahead = index_len + next.1;
+        let held = if layout.index_at_start {
+            0..read_ahead
+        } else {
+            size - read_ahead..size
+        };
+        let inside: Vec<bool> = chunks
+            .iter()
+            .map(|&(offset, len)| held.start <= offset && offset + len <= held.end)
+            .collect();
+        assert_eq!(inside.iter().filter(|&&i| i).count(), 1, "{layout:?}");
+        let mut options = options();
+        options.shard_read_ahead_bytes = read_ahead;
+        for i in 0..4 {
+            for (what, store) in http_and_s3(&http, &s3, "race", layout, &options) {
+                let what = format!("{what} {layout:?}, inner chunk {i}");
+                let array = Array::open(store.clone(), "/").unwrap();
+                store.reset_fetched();
+                assert_reads(&what, &array, &inner(i), 2);
+                let fetched = store.fetched();
+                let (requests, bytes) = if inside[i as usize] {
+                    (1, read_ahead)
+                } else {
+                    (2, read_ahead + chunks[i as usize].1)
+                };
+                assert_eq!(
+                    (fetched.requests, fetched.bytes),
+                    (requests, bytes),
+                    "{what}: {fetched:?}"
+                );
+                // Shard [0, 0] is larger than the read-ahead: shard [1, 1]'s
+                // first window reads its index alone, then its chunk.
+                store.reset_fetched();
+                assert_reads(
+                    &what,
+                    &array,
+                    &ArraySubset::new_with_ranges(&[8..12, 8..12]),
+                    2,
+                );
+                let fetched = store.fetched();
+                assert_eq!(fetched.requests, 2, "{what}: {fetched:?}");
+                assert!(fetched.bytes < index_len + 64, "{what}: {fetched:?}");
+            }
+        }
+    }
+}
+
+/// A shard rewritten between the index read that brought some of its bytes
+/// and the call for a chunk outside them: that chunk's request is
+/// conditional on the version of the bytes held, so the read fails with
+/// the object changed and reads again, the new values. Version 3 leaves
+/// the first inner chunk missing, so the chunk asked for moved: read at its
+/// old offset without the condition, it would be another chunk's values.
+#[test]
+fn a_shard_rewritten_after_a_short_read_ahead_reads_its_new_values() {
+    zarrs_extension_codecs::register_overrides();
+    let layouts = [LAYOUTS[0], LAYOUTS[3], LAYOUTS[4]];
+    let (root, http, s3) = race_servers(&layouts);
+    for layout in layouts {
+        let rewriter = Rewriter::new(root.path(), layout, &s3);
+        rewriter.to(2);
+        // Two bytes more than the index: no inner chunk comes with it.
+        let mut options = options();
+        options.shard_read_ahead_bytes = 64 + if layout.crc32c { 4 } else { 0 } + 2;
+        for (what, remote) in http_and_s3(&http, &s3, "race", layout, &options) {
+            rewriter.to(2);
+            let what = format!("{what} {layout:?}");
+            let racing = Arc::new(Racing {
+                remote: remote.clone(),
+                index: index_range(layout),
+                race: std::sync::Mutex::new(None),
+            });
+            let array = Array::open(racing.clone(), "/").unwrap();
+            let rewriter = rewriter.clone();
+            *racing.race.lock().unwrap() = Some(Box::new(move || rewriter.to(3)));
+            remote.reset_fetched();
+            assert_reads(&what, &array, &inner_window(), 3);
+            assert!(
+                racing.race.lock().unwrap().is_none(),
+                "{what}: no chunk read"
+            );
+            // The index with two bytes, the refused chunk read, then the
+            // new index (alone: the shard was seen larger than the
+            // read-ahead) and the chunk; zarrs may ask for the shard's size
+            // on the way.
+            let fetched = remote.fetched();
+            assert!((4..=5).contains(&fetched.requests), "{what}: {fetched:?}");
+        }
     }
 }

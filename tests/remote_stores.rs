@@ -313,6 +313,9 @@ fn a_window_of_one_inner_chunk_fetches_only_that_chunk_and_its_index() {
                 s3_options(&s3.url()),
             ),
         ] {
+            // The index alone, not the shard's bytes beside it.
+            let mut options = options;
+            options.shard_read_ahead_bytes = 0;
             let remote = Arc::new(RemoteStore::open(&url, &options).unwrap());
             let array = Array::open(remote.clone(), "/").unwrap();
             remote.reset_fetched();

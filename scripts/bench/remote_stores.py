@@ -94,15 +94,18 @@ def open_array(url: str, how: str):
 PIPELINE = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
 
 
-def pipeline_arrays(url: str, n: int, read_ahead: int = 0) -> list:
+def pipeline_arrays(url: str, n: int, read_ahead: int | None = None) -> list:
     """`n` arrays read through `CodecPipeline`, each with a remote store of
     its own (no shard index kept yet), opened before any timing: the
     pipeline opens its Rust array at the first read, which `native.array`
-    does here (no request)."""
+    does here (no request). `read_ahead`: the pipeline's
+    `remote_read_ahead_bytes` (`None`: its default, 1 MiB)."""
     import zarrs_extension_codecs  # noqa: F401 (registers the pipeline)
 
     arrays = []
-    config = {**PIPELINE, "codec_pipeline.remote_read_ahead_bytes": read_ahead}
+    config = dict(PIPELINE)
+    if read_ahead is not None:
+        config["codec_pipeline.remote_read_ahead_bytes"] = read_ahead
     for _ in range(n):
         with zarr.config.set(config):
             arr = open_array(url, "obstore")
@@ -157,8 +160,8 @@ CASES = (("window aligned", True), ("window unaligned", False))
 
 def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
     """zarr-python with obstore and `CodecPipeline`: whole reads, first
-    windows of a shard (a fresh array each, so no index is kept; with and
-    without read-ahead), and windows of a shard seen before (every window
+    windows of a shard (a fresh array each, so no index is kept; default
+    options and a read-ahead of 8 MiB), and windows of a shard seen before (every window
     read once, untimed)."""
     server = "/".join(url.split("/")[:3])
     side = "zarr-python obstore + CodecPipeline"
@@ -171,9 +174,10 @@ def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
         offsets = window_offsets(aligned)
         # Each a store of its own: its first request also connects (on
         # 127.0.0.1, well under a millisecond), which zarr-python's warm
-        # store does not pay. With read-ahead larger than a shard of either
-        # store: the shard whole with its index, in one request.
-        for kind, read_ahead in (("", 0), ("read-ahead 8 MiB, ", 8 << 20)):
+        # store does not pay. Default options (a read-ahead of 1 MiB), and
+        # a read-ahead larger than a shard of either store: the shard whole
+        # with its index, in one request.
+        for kind, read_ahead in (("", None), ("read-ahead 8 MiB, ", 8 << 20)):
             fresh = pipeline_arrays(url, len(offsets), read_ahead=read_ahead)
             server_counts(server)
             first = time_windows(lambda i, fresh=fresh: fresh[i], offsets)

@@ -90,6 +90,11 @@ pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
 
+/// The default of [`RemoteOptions::shard_read_ahead_bytes`]: 1 MiB, the
+/// gap object_store's `get_ranges` fills rather than send another request
+/// (`OBJECT_STORE_COALESCE_DEFAULT`).
+pub const DEFAULT_SHARD_READ_AHEAD_BYTES: u64 = 1 << 20;
+
 /// How a remote store connects and retries.
 ///
 /// Its `Debug` shows the names of the S3 settings and redacts the values of
@@ -126,26 +131,31 @@ pub struct RemoteOptions {
     /// with its old index. A server that gives no version gets nothing
     /// kept; an index larger than the limit is not kept.
     pub shard_index_cache_bytes: usize,
-    /// Bytes read with a shard's index when it is not kept (default 0: the
-    /// index alone): the last this many bytes of the shard (index at the
-    /// end), or the first (index at the start), in the one request. A shard
-    /// no larger than this is then read whole, and the inner chunks the
-    /// window needs come from it: the first window of the shard costs one
-    /// round trip instead of two (through the crate's read engine,
-    /// `ArrayReadExt` / `AsyncArrayReadExt`). A larger shard gets this many
-    /// bytes fetched for nothing.
+    /// Bytes read with a shard's index when it is not kept (default
+    /// [`DEFAULT_SHARD_READ_AHEAD_BYTES`], 1 MiB; 0 reads the index alone):
+    /// the last this many bytes of the shard (index at the end), or the
+    /// first (index at the start), in the one request. A shard no larger
+    /// is then read whole, and the inner chunks a window needs come from
+    /// it: the first window of the shard costs one round trip instead of
+    /// two (through the crate's read engine, `ArrayReadExt` /
+    /// `AsyncArrayReadExt`). Of a larger shard, the chunks that lie in the
+    /// bytes read come from them, and the others are fetched on condition
+    /// of the same version.
     ///
-    /// It trades bandwidth for a round trip, on every first window of a
-    /// shard: worth it where fetching the shard takes less time than a round
-    /// trip (shards under about the bandwidth-delay product: 2.5 MB at
-    /// 20 ms and 1 Gbit/s), not for large shards or metered transfer. The
-    /// whole shard is held only until the next call on its key (the chunk
-    /// call of the same read), within a limit of its own of
+    /// It trades bandwidth for a round trip: worth it where the bytes take
+    /// less time to arrive than a round trip (1 MiB at 20 ms and
+    /// 1 Gbit/s takes 8 ms; object_store's own `get_ranges` merges ranges
+    /// up to 1 MiB apart on the same reasoning). So that an array of large
+    /// shards does not pay it on every first window of a shard, once one of
+    /// its shards is seen to be larger than this, its index reads fetch the
+    /// index alone for as long as the store is open. Read-ahead bytes are
+    /// held only until the next call on their key (the chunk call of the
+    /// same read), within a limit of their own of
     /// `shard_index_cache_bytes`; nothing is read ahead with that at 0, nor
     /// for a shard whose version is kept (its index marks a missing inner
     /// chunk, and is read alone by every window). It cannot make a read
     /// stale: a later read of the shard reads or checks the index again, as
-    /// without it.
+    /// without it. Set it to 0 for metered transfer.
     pub shard_read_ahead_bytes: u64,
 }
 
@@ -196,7 +206,7 @@ impl Default for RemoteOptions {
             anonymous: None,
             s3_config: Vec::new(),
             shard_index_cache_bytes: 64 << 20,
-            shard_read_ahead_bytes: 0,
+            shard_read_ahead_bytes: DEFAULT_SHARD_READ_AHEAD_BYTES,
         }
     }
 }

@@ -1,80 +1,162 @@
-//! Shards read whole with their index
+//! Bytes of a shard read with its index
 //! ([`RemoteOptions::shard_read_ahead_bytes`](super::RemoteOptions::shard_read_ahead_bytes)),
-//! held for the one call that reads their inner chunks next.
+//! held for the one call that reads its inner chunks next.
 //!
-//! A shard is held from the read of its index until the next call of any
-//! kind on its key, which takes it: a call for inner chunks that asks for
-//! the index range too (the read engine's, which checks that range against
-//! the index it used) is answered from it with no request; any other call
-//! drops it and goes to the server. So held bytes answer only the call
-//! that follows the index read they came with, never a later read of the
-//! shard (which starts by reading the index again: kept, with its version,
-//! or fetched), and a shard rewritten meanwhile is seen as with no read-ahead.
-//! With two readers of one shard at once, that next call may be the other
-//! reader's chunk call: it is answered from these bytes only as far as its
-//! index range equals the index that reader used (the engine's check), so
-//! its chunks sit at the offsets it used; zarrs' own reads never ask for
-//! the index range with their chunks, so they are never answered from here.
+//! What an index read fetched beside the index (the whole shard if it is
+//! no larger than the read-ahead, else its last or first bytes) is held
+//! from that read until the next call of any kind on its key, which takes
+//! it: a call for inner chunks that asks for the index range too (the read
+//! engine's, which checks that range against the index it used) is
+//! answered from it, with no request for the ranges it holds and requests
+//! conditional on its version for the others; any other call drops it and
+//! goes to the server. So held bytes answer only the call that follows the
+//! index read they came with, never a later read of the shard (which
+//! starts by reading the index again: kept, with its version, or fetched),
+//! and a shard rewritten meanwhile is seen as with no read-ahead. With two
+//! readers of one shard at once, that next call may be the other reader's
+//! chunk call: it is answered from these bytes only as far as its index
+//! range equals the index that reader used (the engine's check), so its
+//! chunks sit at the offsets it used; zarrs' own reads never ask for the
+//! index range with their chunks, so they are never answered from here.
+//!
+//! A store also learns, per array (as far as a key names it) and index
+//! range, whether its shards are larger than the read-ahead: once one is,
+//! the array's later index reads fetch the index alone, so an array of
+//! large shards pays for bytes it may not use once per store, not on
+//! every first window of a shard.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
+use object_store::ObjectMeta;
 use zarrs::storage::Bytes;
 use zarrs::storage::byte_range::ByteRange;
 
 use super::reader::shown_range;
 
-/// A whole shard, and the range of its index it was read for.
-pub(crate) struct Whole {
+/// Arrays learned to have shards larger than the read-ahead, at most
+/// (forgotten all at once past it: at worst one more read-ahead each).
+const LEARNED_AT_MOST: usize = 4096;
+
+/// Bytes of a shard read with its index: where they lie in the shard, the
+/// range of the index they were read for, and the response's version.
+pub(crate) struct Held {
     index_range: ByteRange,
+    /// The offset of `bytes` in the shard.
+    start: u64,
     bytes: Bytes,
+    /// The shard's size and version, as the response showed them.
+    meta: ObjectMeta,
 }
 
-impl Whole {
-    /// The bytes of each of `ranges`, if one of them is the index range the
-    /// shard was read for (a call for inner chunks that checks the index);
-    /// `None` otherwise. `Err` names the first range that does not lie
-    /// inside the shard.
-    pub(crate) fn answer(&self, ranges: &[ByteRange]) -> Option<Result<Vec<Bytes>, String>> {
+/// What held bytes answer of a call's ranges: each range's bytes if they
+/// are held (`None` where a request must fetch them), and the version of
+/// the shard they came from.
+pub(crate) struct Answer {
+    pub(crate) ranges: Vec<Option<Bytes>>,
+    pub(crate) meta: ObjectMeta,
+}
+
+impl Held {
+    /// `bytes` at `start` of a shard of `meta.size` bytes, read with the
+    /// index at `index_range`.
+    pub(crate) fn new(index_range: ByteRange, start: u64, bytes: Bytes, meta: ObjectMeta) -> Self {
+        Self {
+            index_range,
+            start,
+            bytes,
+            meta,
+        }
+    }
+
+    /// What these bytes answer of `ranges`, if one of them is the index
+    /// range they were read for (a call for inner chunks that checks the
+    /// index); `None` otherwise. `Err` names the first range that does not
+    /// lie inside the shard.
+    pub(crate) fn answer(&self, ranges: &[ByteRange]) -> Option<Result<Answer, String>> {
         if !ranges.contains(&self.index_range) {
             return None;
         }
-        let len = self.bytes.len() as u64;
-        Some(
-            ranges
-                .iter()
-                .map(|&range| {
-                    let (start, end) = match range {
-                        ByteRange::FromStart(start, Some(n)) => (start, start.checked_add(n)),
-                        ByteRange::FromStart(start, None) => (start, Some(len)),
-                        ByteRange::Suffix(n) => (len.saturating_sub(n), (n <= len).then_some(len)),
-                    };
-                    match end {
-                        Some(end) if start <= end && end <= len => {
-                            Ok(self.bytes.slice(start as usize..end as usize))
-                        }
-                        _ => Err(format!(
-                            "byte range {} lies past the end of the shard ({len} bytes, read whole with its index)",
-                            shown_range(range)
-                        )),
+        let size = self.meta.size;
+        let held = self.start..self.start + self.bytes.len() as u64;
+        let answered = ranges
+            .iter()
+            .map(|&range| {
+                let (start, end) = match range {
+                    ByteRange::FromStart(start, Some(n)) => (start, start.checked_add(n)),
+                    ByteRange::FromStart(start, None) => (start, Some(size)),
+                    ByteRange::Suffix(n) => (size.saturating_sub(n), (n <= size).then_some(size)),
+                };
+                match end {
+                    Some(end) if start <= end && end <= size => {
+                        Ok((start == end).then(Bytes::new).or_else(|| {
+                            (held.start <= start && end <= held.end).then(|| {
+                                self.bytes.slice(
+                                    (start - held.start) as usize..(end - held.start) as usize,
+                                )
+                            })
+                        }))
                     }
-                })
-                .collect(),
-        )
+                    _ => Err(format!(
+                        "byte range {} lies past the end of the shard ({size} bytes, as the response to its index read showed)",
+                        shown_range(range)
+                    )),
+                }
+            })
+            .collect::<Result<Vec<_>, String>>();
+        Some(answered.map(|ranges| Answer {
+            ranges,
+            meta: self.meta.clone(),
+        }))
     }
 }
 
-/// Whole shards held, by key, within a limit of bytes (oldest dropped
-/// first: a call for its chunks then goes to the server), and the index
-/// reads under way that may hold what they read.
+/// The part of a shard key that names its array, as far as the key shows
+/// it: the key without its trailing chunk-grid segments (`c`, and numbers
+/// separated by `/` or `.`), e.g. `band` of `band/c/0/1` and of `band/0.1`.
+/// Only a guess for [`ReadAhead`]'s learning, which decides no more than
+/// whether to read ahead.
+fn array_part(key: &str) -> &str {
+    let is_grid = |segment: &str| {
+        !segment.is_empty()
+            && segment.split('.').enumerate().all(|(i, part)| {
+                (i == 0 && part == "c")
+                    || (!part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+            })
+    };
+    let mut head = key;
+    loop {
+        let (rest, last) = head.rsplit_once('/').unwrap_or(("", head));
+        if !is_grid(last) {
+            return head;
+        }
+        if rest.is_empty() {
+            return "";
+        }
+        head = rest;
+    }
+}
+
+/// What [`ReadAhead`] learns of a shard `key` and its index `range` by.
+fn learned(key: &str, range: ByteRange) -> String {
+    format!("{}\u{0}{}", array_part(key), shown_range(range))
+}
+
+/// Shard bytes held, by key, within a limit of bytes (oldest dropped
+/// first: a call for its chunks then goes to the server); the index reads
+/// under way that may hold what they read; and the arrays learned to have
+/// shards larger than the read-ahead.
 pub(crate) struct ReadAhead {
     limit: usize,
     bytes: usize,
-    held: HashMap<String, Whole>,
+    held: HashMap<String, Held>,
     order: VecDeque<String>,
-    /// The ticket of the index read of each key that may still hold its
-    /// shard: the last one begun, until another call on the key.
+    /// The ticket of the index read of each key that may still hold what
+    /// it reads: the last one begun, until another call on the key.
     in_flight: HashMap<String, u64>,
     tickets: u64,
+    /// [`array_part`] and index range of arrays with a shard larger than
+    /// the read-ahead.
+    larger: HashSet<String>,
 }
 
 impl ReadAhead {
@@ -87,6 +169,25 @@ impl ReadAhead {
             order: VecDeque::new(),
             in_flight: HashMap::new(),
             tickets: 0,
+            larger: HashSet::new(),
+        }
+    }
+
+    /// Whether an index read of `key` at `range` should read ahead: bytes
+    /// may be held, and no shard of its array was seen larger than the
+    /// read-ahead.
+    pub(crate) fn worth_it(&self, key: &str, range: ByteRange) -> bool {
+        self.limit > 0 && !self.larger.contains(&learned(key, range))
+    }
+
+    /// Learn from a response to an index read of `key` at `range` that the
+    /// shard has `size` bytes, of which `read_ahead` would be read ahead.
+    pub(crate) fn learn(&mut self, key: &str, range: ByteRange, size: u64, read_ahead: u64) {
+        if size > read_ahead {
+            if self.larger.len() >= LEARNED_AT_MOST {
+                self.larger.clear();
+            }
+            self.larger.insert(learned(key, range));
         }
     }
 
@@ -99,49 +200,48 @@ impl ReadAhead {
         self.tickets
     }
 
-    /// The index read `ticket` of `key` ended: hold `whole` (the shard,
-    /// read whole, and the range of its index) if no other call on the key
-    /// came since it began. One that did may have read a newer version of
-    /// the shard (another reader's index read, answered after a rewrite,
-    /// before this slower answer came): this older answer must not be the
-    /// one its call for chunks gets.
-    pub(crate) fn finish(&mut self, key: &str, ticket: u64, whole: Option<(ByteRange, Bytes)>) {
+    /// The index read `ticket` of `key` ended: hold `held` if no other
+    /// call on the key came since it began. One that did may have read a
+    /// newer version of the shard (another reader's index read, answered
+    /// after a rewrite, before this slower answer came): this older answer
+    /// must not be the one its call for chunks gets.
+    pub(crate) fn finish(&mut self, key: &str, ticket: u64, held: Option<Held>) {
         if self.in_flight.get(key) != Some(&ticket) {
             return;
         }
         self.in_flight.remove(key);
-        let Some((index_range, bytes)) = whole else {
+        let Some(held) = held else {
             return;
         };
-        if bytes.len() > self.limit {
+        let len = held.bytes.len();
+        if len > self.limit {
             return;
         }
-        while self.bytes + bytes.len() > self.limit {
+        while self.bytes + len > self.limit {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
             self.drop_held(&oldest);
         }
-        self.bytes += bytes.len();
+        self.bytes += len;
         self.order.push_back(key.to_string());
-        self.held
-            .insert(key.to_string(), Whole { index_range, bytes });
+        self.held.insert(key.to_string(), held);
     }
 
     /// What is held of `key`, no longer held; an index read of the key
     /// under way will not hold what it reads (see [`finish`](Self::finish)).
-    pub(crate) fn take(&mut self, key: &str) -> Option<Whole> {
+    pub(crate) fn take(&mut self, key: &str) -> Option<Held> {
         self.in_flight.remove(key);
         self.drop_held(key)
     }
 
-    fn drop_held(&mut self, key: &str) -> Option<Whole> {
-        let whole = self.held.remove(key)?;
-        self.bytes -= whole.bytes.len();
+    fn drop_held(&mut self, key: &str) -> Option<Held> {
+        let held = self.held.remove(key)?;
+        self.bytes -= held.bytes.len();
         if let Some(at) = self.order.iter().position(|k| k == key) {
             self.order.remove(at);
         }
-        Some(whole)
+        Some(held)
     }
 }
 
@@ -149,57 +249,131 @@ impl ReadAhead {
 mod tests {
     use super::*;
 
-    fn shard() -> Bytes {
-        Bytes::from((0u8..100).collect::<Vec<_>>())
+    /// A version of a shard of `size` bytes.
+    fn meta(size: u64) -> ObjectMeta {
+        ObjectMeta {
+            location: "s".into(),
+            last_modified: Default::default(),
+            size,
+            e_tag: Some("\"v\"".to_string()),
+            version: None,
+        }
+    }
+
+    /// The 100-byte shard 0, 1, ..., 99, read whole with its last 20 bytes.
+    fn whole() -> Held {
+        Held::new(
+            ByteRange::Suffix(20),
+            0,
+            Bytes::from((0u8..100).collect::<Vec<_>>()),
+            meta(100),
+        )
+    }
+
+    /// Its last 40 bytes, read with the same index.
+    fn last_40() -> Held {
+        Held::new(
+            ByteRange::Suffix(20),
+            60,
+            Bytes::from((60u8..100).collect::<Vec<_>>()),
+            meta(100),
+        )
+    }
+
+    fn answered(held: &Held, ranges: &[ByteRange]) -> Vec<Option<Vec<u8>>> {
+        let answer = held.answer(ranges).unwrap().unwrap();
+        assert_eq!(answer.meta.e_tag.as_deref(), Some("\"v\""));
+        answer
+            .ranges
+            .into_iter()
+            .map(|b| b.map(|b| b.to_vec()))
+            .collect()
     }
 
     #[test]
     fn answers_only_a_call_that_asks_for_the_index_range() {
-        let whole = Whole {
-            index_range: ByteRange::Suffix(20),
-            bytes: shard(),
-        };
-        assert!(whole.answer(&[ByteRange::FromStart(0, Some(4))]).is_none());
-        let got = whole
-            .answer(&[
+        assert!(
+            whole()
+                .answer(&[ByteRange::FromStart(0, Some(4))])
+                .is_none()
+        );
+        let got = answered(
+            &whole(),
+            &[
                 ByteRange::Suffix(20),
                 ByteRange::FromStart(10, Some(5)),
                 ByteRange::FromStart(95, None),
-            ])
-            .unwrap()
-            .unwrap();
-        assert_eq!(got[0].as_ref(), &(80u8..100).collect::<Vec<_>>()[..]);
-        assert_eq!(got[1].as_ref(), &[10, 11, 12, 13, 14]);
-        assert_eq!(got[2].as_ref(), &[95, 96, 97, 98, 99]);
+            ],
+        );
+        assert_eq!(got[0], Some((80u8..100).collect()));
+        assert_eq!(got[1], Some(vec![10, 11, 12, 13, 14]));
+        assert_eq!(got[2], Some(vec![95, 96, 97, 98, 99]));
+    }
+
+    /// Held bytes that are not the whole shard answer the ranges inside
+    /// them; the others are left to requests (`None`), a range across the
+    /// start of the held bytes too.
+    #[test]
+    fn part_of_a_shard_answers_the_ranges_inside_it() {
+        let got = answered(
+            &last_40(),
+            &[
+                ByteRange::FromStart(0, Some(10)),
+                ByteRange::FromStart(59, Some(2)),
+                ByteRange::FromStart(60, Some(2)),
+                ByteRange::FromStart(30, Some(0)),
+                ByteRange::Suffix(20),
+            ],
+        );
+        assert_eq!(got[0], None);
+        assert_eq!(got[1], None);
+        assert_eq!(got[2], Some(vec![60, 61]));
+        assert_eq!(got[3], Some(vec![]));
+        assert_eq!(got[4], Some((80u8..100).collect()));
+        // The first bytes of a shard (an index at the start).
+        let first = Held::new(
+            ByteRange::FromStart(0, Some(8)),
+            0,
+            Bytes::from((0u8..30).collect::<Vec<_>>()),
+            meta(100),
+        );
+        let got = answered(
+            &first,
+            &[
+                ByteRange::FromStart(0, Some(8)),
+                ByteRange::FromStart(20, Some(10)),
+                ByteRange::FromStart(25, Some(10)),
+                ByteRange::Suffix(5),
+            ],
+        );
+        assert_eq!(got[1], Some((20u8..30).collect()));
+        assert_eq!((got[2].is_none(), got[3].is_none()), (true, true));
     }
 
     #[test]
     fn a_range_past_the_shard_is_an_error() {
-        let whole = Whole {
-            index_range: ByteRange::Suffix(20),
-            bytes: shard(),
-        };
-        for bad in [
-            ByteRange::FromStart(90, Some(11)),
-            ByteRange::FromStart(u64::MAX, Some(2)),
-            ByteRange::FromStart(101, None),
-            ByteRange::Suffix(101),
-        ] {
-            let error = whole
-                .answer(&[ByteRange::Suffix(20), bad])
-                .unwrap()
-                .unwrap_err();
-            assert!(
-                error.contains("past the end of the shard (100 bytes"),
-                "{error}"
-            );
+        for held in [whole(), last_40()] {
+            for bad in [
+                ByteRange::FromStart(90, Some(11)),
+                ByteRange::FromStart(u64::MAX, Some(2)),
+                ByteRange::FromStart(101, None),
+                ByteRange::Suffix(101),
+            ] {
+                let Err(error) = held.answer(&[ByteRange::Suffix(20), bad]).unwrap() else {
+                    panic!("{bad:?} answered");
+                };
+                assert!(
+                    error.contains("past the end of the shard (100 bytes"),
+                    "{error}"
+                );
+            }
         }
     }
 
-    /// Hold `shard()` as `key` through an index read begun and ended.
+    /// Hold `whole()` as `key` through an index read begun and ended.
     fn hold(held: &mut ReadAhead, key: &str) {
         let ticket = held.begin(key);
-        held.finish(key, ticket, Some((ByteRange::Suffix(20), shard())));
+        held.finish(key, ticket, Some(whole()));
     }
 
     #[test]
@@ -216,42 +390,80 @@ mod tests {
         assert!(held.take("c").is_some() && held.take("d").is_some());
         assert_eq!(held.bytes, 0);
         let ticket = held.begin("big");
-        held.finish(
-            "big",
-            ticket,
-            Some((ByteRange::Suffix(20), Bytes::from(vec![0u8; 251]))),
+        let big = Held::new(
+            ByteRange::Suffix(20),
+            0,
+            Bytes::from(vec![0u8; 251]),
+            meta(251),
         );
+        held.finish("big", ticket, Some(big));
         assert!(held.take("big").is_none());
         assert!(held.in_flight.is_empty());
     }
 
     /// Two index reads of one shard at once, the first answered last (it
     /// may be of an older version than the second, begun after a
-    /// rewrite): the second's shard is the one held, and the first holds
+    /// rewrite): the second's bytes are the ones held, and the first holds
     /// nothing. A call on the key between an index read's start and end
     /// likewise keeps it from holding.
     #[test]
     fn only_the_last_index_read_begun_holds_its_shard() {
         let mut held = ReadAhead::new(1000);
-        let old = Bytes::from(vec![1u8; 100]);
-        let new = Bytes::from(vec![2u8; 100]);
+        let version = |byte: u8| {
+            Held::new(
+                ByteRange::Suffix(20),
+                0,
+                Bytes::from(vec![byte; 100]),
+                meta(100),
+            )
+        };
         let first = held.begin("s");
         let second = held.begin("s");
-        held.finish("s", second, Some((ByteRange::Suffix(20), new.clone())));
-        held.finish("s", first, Some((ByteRange::Suffix(20), old.clone())));
-        let whole = held.take("s").unwrap();
-        let got = whole.answer(&[ByteRange::FromStart(0, Some(1))]).is_none();
-        assert!(got, "the call must ask for the index range");
+        held.finish("s", second, Some(version(2)));
+        held.finish("s", first, Some(version(1)));
+        let got = held.take("s").unwrap();
         assert_eq!(
-            whole.answer(&[ByteRange::Suffix(20)]).unwrap().unwrap()[0],
-            new.slice(80..)
+            answered(&got, &[ByteRange::Suffix(20)])[0],
+            Some(vec![2; 20])
         );
 
         let ticket = held.begin("s");
         assert!(held.take("s").is_none());
-        held.finish("s", ticket, Some((ByteRange::Suffix(20), old)));
+        held.finish("s", ticket, Some(version(1)));
         assert!(held.take("s").is_none());
         assert!(held.in_flight.is_empty());
         assert_eq!(held.bytes, 0);
+    }
+
+    #[test]
+    fn the_array_of_a_shard_key() {
+        for (key, array) in [
+            ("band/c/0/1", "band"),
+            ("group/band/c/12/3", "group/band"),
+            ("band/0.1", "band"),
+            ("band/c.0.1", "band"),
+            ("c/0/1", ""),
+            ("0.1", ""),
+            ("band/c12/0", "band/c12"),
+            ("band/c/0/x", "band/c/0/x"),
+        ] {
+            assert_eq!(array_part(key), array, "{key}");
+        }
+    }
+
+    /// A shard larger than the read-ahead stops read-ahead for the shards
+    /// of its array with that index range, and for them only; with no
+    /// bytes allowed to be held, nothing is read ahead.
+    #[test]
+    fn shards_larger_than_the_read_ahead_stop_it_for_their_array() {
+        let mut held = ReadAhead::new(1000);
+        let suffix = ByteRange::Suffix(20);
+        held.learn("a/c/0/0", suffix, 100, 100);
+        assert!(held.worth_it("a/c/0/1", suffix));
+        held.learn("a/c/0/0", suffix, 101, 100);
+        assert!(!held.worth_it("a/c/5/1", suffix));
+        assert!(held.worth_it("a/c/5/1", ByteRange::Suffix(36)));
+        assert!(held.worth_it("b/c/5/1", suffix));
+        assert!(!ReadAhead::new(0).worth_it("b/c/5/1", suffix));
     }
 }

@@ -62,8 +62,8 @@ use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
 use super::credentials::Signing;
-use super::index_cache::{IndexCache, IndexRead, same_version};
-use super::read_ahead::ReadAhead;
+use super::index_cache::{IndexCache, IndexRead, has_version, same_version};
+use super::read_ahead::{Answer, Held, ReadAhead};
 use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
@@ -256,13 +256,18 @@ impl AsyncRemoteStore {
             .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
-    /// What is held of `key` read whole with its index, no longer held
-    /// (every call on the key takes it: see [`ReadAhead`]).
-    fn take_whole(&self, key: &StoreKey) -> Option<super::read_ahead::Whole> {
+    /// The read-ahead's state (a panic of another reader while holding it
+    /// leaves nothing half-done that matters: at worst bytes not held).
+    fn read_ahead_state(&self) -> MutexGuard<'_, ReadAhead> {
         self.held
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take(key.as_str())
+    }
+
+    /// What is held of `key` read with its index, no longer held (every
+    /// call on the key takes it: see [`ReadAhead`]).
+    fn take_held(&self, key: &StoreKey) -> Option<Held> {
+        self.read_ahead_state().take(key.as_str())
     }
 
     /// GET `range` of `path`, on condition that the object is still the
@@ -334,7 +339,7 @@ impl AsyncRemoteStore {
 
     /// A shard index: from the cache, or read alone and kept.
     async fn index(&self, key: &StoreKey, range: ByteRange) -> Result<MaybeBytes, StorageError> {
-        self.take_whole(key);
+        self.take_held(key);
         let known = match self.indexes().map(|i| i.index_read(key.as_str(), range)) {
             Some(IndexRead::Kept(bytes)) => return Ok(Some(bytes)),
             Some(IndexRead::OnCondition(meta)) => Some(meta),
@@ -359,12 +364,14 @@ impl AsyncRemoteStore {
         // `read_ahead` (all of them if the shard is no longer); not where a
         // version of the key is kept (an index kept for the check of chunk
         // reads only, read anew by every window: its shard would be
-        // fetched whole every time).
+        // fetched whole every time), nor for an array with shards larger
+        // than that (its windows mostly need other bytes).
         let kept = self
             .indexes()
             .is_some_and(|i| i.version(key.as_str()).is_some());
+        let worth_it = self.read_ahead > 0 && self.read_ahead_state().worth_it(key.as_str(), range);
         let ahead = match range {
-            _ if kept => None,
+            _ if kept || !worth_it => None,
             ByteRange::Suffix(len) if self.read_ahead > len => {
                 Some(GetRange::Suffix(self.read_ahead))
             }
@@ -383,22 +390,32 @@ impl AsyncRemoteStore {
             Ok(fetched) => fetched,
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
+        if self.read_ahead > 0 {
+            self.read_ahead_state()
+                .learn(key.as_str(), range, meta.size, self.read_ahead);
+        }
         let bytes = match ticket {
             None => bytes,
             Some(ticket) => {
                 let got = bytes.len() as u64;
-                let index = match range {
-                    ByteRange::Suffix(len) if got >= len => Some(&bytes[(got - len) as usize..]),
+                // The index, and where the bytes read lie in the shard.
+                let (index, start) = match range {
+                    ByteRange::Suffix(len) if got >= len => (
+                        Some(&bytes[(got - len) as usize..]),
+                        meta.size.saturating_sub(got),
+                    ),
                     ByteRange::FromStart(_, Some(len)) if got >= len => {
-                        Some(&bytes[..len as usize])
+                        (Some(&bytes[..len as usize]), 0)
                     }
-                    _ => None,
+                    _ => (None, 0),
                 };
                 // A copy: a slice would keep all the bytes read alive as
                 // long as the index is kept.
                 let index = index.map(Bytes::copy_from_slice);
-                let whole = (got == meta.size && index.is_some()).then(|| (range, bytes.clone()));
-                ticket.finish(whole);
+                let held = index
+                    .is_some()
+                    .then(|| Held::new(range, start, bytes.clone(), meta.clone()));
+                ticket.finish(held);
                 // Shorter than its index: the error of a short read.
                 index.unwrap_or(bytes)
             }
@@ -434,10 +451,10 @@ impl<'a> Ticket<'a> {
         Self { held, key, ticket }
     }
 
-    /// Hold `whole` (see [`ReadAhead::finish`]).
-    fn finish(mut self, whole: Option<(ByteRange, Bytes)>) {
+    /// Hold `held` (see [`ReadAhead::finish`]).
+    fn finish(mut self, held: Option<Held>) {
         if let Some(ticket) = self.ticket.take() {
-            Self::lock(self.held).finish(self.key, ticket, whole);
+            Self::lock(self.held).finish(self.key, ticket, held);
         }
     }
 }
@@ -495,7 +512,7 @@ fn request(range: ByteRange) -> Option<Request> {
 #[async_trait::async_trait]
 impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        self.take_whole(key);
+        self.take_held(key);
         let path = Path::from(key.as_str());
         let result = match self.store.get(&path).await {
             Ok(result) => {
@@ -543,24 +560,35 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             let bytes = self.index(key, *range).await?;
             return Ok(bytes.map(|b| futures::stream::iter([Ok(b)]).boxed()));
         }
-        // The shard read whole with its index just before (the read
-        // engine's call for its chunks, which asks for the index range too):
-        // no request.
-        if let Some(whole) = self.take_whole(key)
-            && let Some(answer) = whole.answer(&ranges)
+        // Bytes of the shard read with its index just before (the read
+        // engine's call for its chunks, which asks for the index range
+        // too): no request for the ranges they hold; the others are
+        // fetched on condition of the version they came from (with no
+        // version, all of them are fetched, as with no read-ahead).
+        let mut from_held: Option<Answer> = None;
+        if let Some(held) = self.take_held(key)
+            && let Some(answer) = held.answer(&ranges)
         {
-            let bytes = answer
+            let answer = answer
                 .map_err(|why| StorageError::Other(format!("{}: {why}", self.key_url(key))))?;
-            return Ok(Some(
-                futures::stream::iter(bytes.into_iter().map(Ok)).boxed(),
-            ));
+            if answer.ranges.iter().all(Option::is_some) {
+                return Ok(Some(
+                    futures::stream::iter(answer.ranges.into_iter().flatten().map(Ok)).boxed(),
+                ));
+            }
+            if has_version(&answer.meta) {
+                from_held = Some(answer);
+            }
         }
         // The version every request of this call is conditional on, and
         // the ranges kept from that same version, taken at once: a shard
         // index asked for beside inner chunks (the read engine's check that
         // they belong to the index it used) is answered from here, so
         // equal to that index only if the chunks come from its version.
-        let snapshot = self.indexes().and_then(|i| i.snapshot(key.as_str()));
+        let snapshot = match from_held {
+            Some(_) => None,
+            None => self.indexes().and_then(|i| i.snapshot(key.as_str())),
+        };
         let path = Path::from(key.as_str());
         let mut requests = ranges
             .iter()
@@ -574,7 +602,13 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 })
             })
             .collect::<Result<Vec<Request>, _>>()?;
-        if let Some(snapshot) = &snapshot {
+        if let Some(answer) = &from_held {
+            for (request, held) in requests.iter_mut().zip(&answer.ranges) {
+                if let Some(bytes) = held {
+                    *request = Request::Kept(bytes.clone());
+                }
+            }
+        } else if let Some(snapshot) = &snapshot {
             let kept: Vec<Option<Bytes>> = ranges.iter().map(|&r| snapshot.get(r)).collect();
             // Only beside a request, which checks the version: kept ranges
             // alone would be served with no check at all.
@@ -590,7 +624,10 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 }
             }
         }
-        let known = snapshot.as_ref().map(|s| &s.meta);
+        let known = match &from_held {
+            Some(answer) => Some(&answer.meta),
+            None => snapshot.as_ref().map(|s| &s.meta),
+        };
         let bounded: Vec<Range<u64>> = requests
             .iter()
             .filter_map(|r| match r {

@@ -47,12 +47,13 @@ _CLIENT_OPTIONS = frozenset({"allow_http"})
 class RemoteSource:
     """Where the crate's remote layer reads a zarr store: the store's root
     URL (no trailing slash), for S3 its settings and signing choice, and
-    the read-ahead (`read_ahead_bytes`, taken when the array is opened)."""
+    the read-ahead (`read_ahead_bytes`, taken when the array is opened;
+    `None`: the crate's default)."""
 
     url: str
     s3_config: tuple[tuple[str, str], ...] = ()
     anonymous: bool | None = None
-    read_ahead: int = 0
+    read_ahead: int | None = None
 
     def __repr__(self) -> str:
         # A URL's user-info and query string (a token), and settings, may
@@ -86,13 +87,16 @@ class RemoteSource:
         )
 
 
-def read_ahead_bytes() -> int:
-    """`codec_pipeline.remote_read_ahead_bytes` (0 by default): bytes of a
-    shard read with its index, so that a shard no larger is read whole in
-    that request (see the crate's `RemoteOptions::shard_read_ahead_bytes`)."""
-    value = zarr.config.get("codec_pipeline.remote_read_ahead_bytes", 0)
+def read_ahead_bytes() -> int | None:
+    """`codec_pipeline.remote_read_ahead_bytes`: bytes of a shard read with
+    its index, so that a shard no larger is read whole in that request (see
+    the crate's `RemoteOptions::shard_read_ahead_bytes`); 0 reads the index
+    alone. `None` when not set: the crate's default (1 MiB)."""
+    value = zarr.config.get("codec_pipeline.remote_read_ahead_bytes", None)
+    if value is None:
+        return None
     try:
-        n = int(value or 0)
+        n = int(value)
     except (TypeError, ValueError):
         raise ValueError(
             f"codec_pipeline.remote_read_ahead_bytes: {value!r} is not a number of bytes"

@@ -83,7 +83,8 @@ impl ChunkArray {
     /// array's own `http(s)://` or `s3://` URL, read by the crate's remote
     /// layer with the S3 settings `s3_config`, the signing choice
     /// `anonymous` and `read_ahead` bytes read with a shard's index, see
-    /// the crate's `RemoteOptions::shard_read_ahead_bytes`), or handed to
+    /// the crate's `RemoteOptions::shard_read_ahead_bytes`, its default
+    /// when `None`), or handed to
     /// each read when neither is given.
     ///
     /// Raises `ValueError` when zarrs cannot open the array (a codec or data
@@ -91,14 +92,14 @@ impl ChunkArray {
     /// need this crate's overrides to read right, or when the remote store
     /// cannot be set up (the message shows no credential).
     #[new]
-    #[pyo3(signature = (metadata, root=None, *, url=None, s3_config=Vec::new(), anonymous=None, read_ahead=0))]
+    #[pyo3(signature = (metadata, root=None, *, url=None, s3_config=Vec::new(), anonymous=None, read_ahead=None))]
     fn new(
         metadata: &str,
         root: Option<std::path::PathBuf>,
         url: Option<String>,
         s3_config: Vec<(String, String)>,
         anonymous: Option<bool>,
-        read_ahead: u64,
+        read_ahead: Option<u64>,
     ) -> PyResult<Self> {
         register_overrides();
         let parsed: ArrayMetadata = serde_json::from_str(metadata)

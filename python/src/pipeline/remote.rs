@@ -19,18 +19,20 @@ use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
 /// Open the store at `url` (the array's own directory: `http(s)://...` or
 /// `s3://bucket/prefix`), with object_store's S3 settings `s3_config`
 /// (obstore's names, which object_store takes as they are), the signing
-/// choice `anonymous` and the remote layer's `shard_read_ahead_bytes`.
-/// Nothing is fetched yet.
+/// choice `anonymous` and the remote layer's `shard_read_ahead_bytes`
+/// (its default when `None`). Nothing is fetched yet.
 pub fn open(
     url: &str,
     s3_config: Vec<(String, String)>,
     anonymous: Option<bool>,
-    read_ahead: u64,
+    read_ahead: Option<u64>,
 ) -> PyResult<Arc<RemoteStore>> {
     let mut options = RemoteOptions::default();
     options.s3_config = s3_config;
     options.anonymous = anonymous;
-    options.shard_read_ahead_bytes = read_ahead;
+    if let Some(read_ahead) = read_ahead {
+        options.shard_read_ahead_bytes = read_ahead;
+    }
     // The error shows the URL redacted and no credential value.
     RemoteStore::open(url, &options)
         .map(Arc::new)

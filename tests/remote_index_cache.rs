@@ -670,28 +670,32 @@ fn a_shard_rewritten_between_index_and_chunks_on_a_server_without_versions() {
     write(&dir, layout, 2);
     let server = PythonServer::http_with(root.path(), &["--no-versions"]);
     let url = format!("{}/{}", server.url(), layout.name());
-    // With read-ahead, the shard would come whole with its index and the
-    // chunks from those bytes: no request left to race with.
-    let mut no_read_ahead = options();
-    no_read_ahead.shard_read_ahead_bytes = 0;
-    let remote = Arc::new(RemoteStore::open(&url, &no_read_ahead).unwrap());
-    let racing = Arc::new(Racing {
-        remote: remote.clone(),
-        index: index_range(layout),
-        race: std::sync::Mutex::new(None),
-    });
-    let array = Array::open(racing.clone(), "/").unwrap();
-    assert_reads("no versions, version 2", &array, &inner_window(), 2);
-    for version in [3, 4] {
-        let dir = dir.clone();
-        *racing.race.lock().unwrap() = Some(Box::new(move || write(&dir, layout, version)));
-        assert_reads(
-            &format!("no versions, rewritten to {version} before the chunks"),
-            &array,
-            &inner_window(),
-            version,
-        );
-        assert!(racing.race.lock().unwrap().is_none(), "no chunk read");
+    // No read-ahead, and one of the index and two bytes (a read-ahead that
+    // brings the whole shard leaves no request to race with). Bytes held
+    // with no version answer nothing of a call that must fetch too: the
+    // index range is fetched beside the chunk.
+    for read_ahead in [0, 66] {
+        write(&dir, layout, 2);
+        for version in [3, 4] {
+            // A store of its own: its first index read reads ahead (a
+            // shard seen larger than the read-ahead stops it).
+            let mut options = options();
+            options.shard_read_ahead_bytes = read_ahead;
+            let remote = Arc::new(RemoteStore::open(&url, &options).unwrap());
+            let racing = Arc::new(Racing {
+                remote: remote.clone(),
+                index: index_range(layout),
+                race: std::sync::Mutex::new(None),
+            });
+            let array = Array::open(racing.clone(), "/").unwrap();
+            let dir = dir.clone();
+            *racing.race.lock().unwrap() = Some(Box::new(move || write(&dir, layout, version)));
+            let what = format!(
+                "no versions, read-ahead {read_ahead}, rewritten to {version} before the chunks"
+            );
+            assert_reads(&what, &array, &inner_window(), version);
+            assert!(racing.race.lock().unwrap().is_none(), "no chunk read");
+        }
     }
 }
 
@@ -1064,29 +1068,43 @@ fn a_shard_rewritten_after_a_short_read_ahead_reads_its_new_values() {
         // Two bytes more than the index: no inner chunk comes with it.
         let mut options = options();
         options.shard_read_ahead_bytes = 64 + if layout.crc32c { 4 } else { 0 } + 2;
-        for (what, remote) in http_and_s3(&http, &s3, "race", layout, &options) {
-            rewriter.to(2);
-            let what = format!("{what} {layout:?}");
-            let racing = Arc::new(Racing {
-                remote: remote.clone(),
-                index: index_range(layout),
-                race: std::sync::Mutex::new(None),
-            });
-            let array = Array::open(racing.clone(), "/").unwrap();
-            let rewriter = rewriter.clone();
-            *racing.race.lock().unwrap() = Some(Box::new(move || rewriter.to(3)));
-            remote.reset_fetched();
-            assert_reads(&what, &array, &inner_window(), 3);
-            assert!(
-                racing.race.lock().unwrap().is_none(),
-                "{what}: no chunk read"
-            );
-            // The index with two bytes, the refused chunk read, then the
-            // new index (alone: the shard was seen larger than the
-            // read-ahead) and the chunk; zarrs may ask for the shard's size
-            // on the way.
-            let fetched = remote.fetched();
-            assert!((4..=5).contains(&fetched.requests), "{what}: {fetched:?}");
+        // The race: the rewrite alone, or the rewrite and then another
+        // reader's index read through the same store, which reads ahead
+        // too (the new version) and holds what it read for the chunk call
+        // that comes next: the first reader's, with the old index.
+        for other in [false, true] {
+            for (what, remote) in http_and_s3(&http, &s3, "race", layout, &options) {
+                rewriter.to(2);
+                let what = format!("{what} {layout:?}, other reader {other}");
+                let racing = Arc::new(Racing {
+                    remote: remote.clone(),
+                    index: index_range(layout),
+                    race: std::sync::Mutex::new(None),
+                });
+                let array = Array::open(racing.clone(), "/").unwrap();
+                let (rewriter, index, by_other) =
+                    (rewriter.clone(), index_range(layout), remote.clone());
+                *racing.race.lock().unwrap() = Some(Box::new(move || {
+                    rewriter.to(3);
+                    if other {
+                        let key = "c/0/0".try_into().unwrap();
+                        by_other
+                            .get_partial_many(&key, Box::new([index].into_iter()))
+                            .unwrap();
+                    }
+                }));
+                remote.reset_fetched();
+                assert_reads(&what, &array, &inner_window(), 3);
+                assert!(
+                    racing.race.lock().unwrap().is_none(),
+                    "{what}: no chunk read"
+                );
+                // The index with two bytes, the refused chunk read (or the
+                // other reader's index read), then the new index and the
+                // chunk; zarrs may ask for the shard's size on the way.
+                let fetched = remote.fetched();
+                assert!((4..=6).contains(&fetched.requests), "{what}: {fetched:?}");
+            }
         }
     }
 }

@@ -418,6 +418,7 @@ fn misbehaving_servers_give_errors_naming_the_key() {
             Misbehaviour::DropMidBody,
             "end of file before message length reached",
         ),
+        (Misbehaviour::ShortBody, "truncated?"),
     ];
     for (misbehaviour, cause) in cases {
         let store = copy_of(SHARDED);

@@ -140,15 +140,16 @@ pub struct RemoteOptions {
     /// two (through the crate's read engine, `ArrayReadExt` /
     /// `AsyncArrayReadExt`). Of a larger shard, the chunks that lie in the
     /// bytes read come from them, and the others are fetched on condition
-    /// of the same version.
+    /// of the version the response showed (with no version, all of them
+    /// are fetched, as without read-ahead).
     ///
     /// It trades bandwidth for a round trip: worth it where the bytes take
     /// less time to arrive than a round trip (1 MiB at 20 ms and
     /// 1 Gbit/s takes 8 ms; object_store's own `get_ranges` merges ranges
     /// up to 1 MiB apart on the same reasoning). So that an array of large
     /// shards does not pay it on every first window of a shard, once one of
-    /// its shards is seen to be larger than this, its index reads fetch the
-    /// index alone for as long as the store is open. Read-ahead bytes are
+    /// its shards is seen to be larger than this, its later index reads
+    /// fetch the index alone (the store remembers up to 4096 arrays so). Read-ahead bytes are
     /// held only until the next call on their key (the chunk call of the
     /// same read), within a limit of their own of
     /// `shard_index_cache_bytes`; nothing is read ahead with that at 0, nor

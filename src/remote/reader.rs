@@ -10,7 +10,8 @@
 //! one `GET`, a suffix (a shard index at the end) one ranged `GET`, bounded
 //! ranges go to object_store's `get_ranges` (coalesced, separate requests,
 //! no `multipart/byteranges`), and every range returned is checked to be as
-//! long as asked for.
+//! long as asked for, and every body as long as the range its response
+//! names.
 //!
 //! Shard indexes are kept ([`IndexCache`], on by default, within
 //! [`RemoteOptions::shard_index_cache_bytes`]), so that a window of a shard
@@ -33,11 +34,13 @@
 //! fetched come from one version, and a reader that was served an older
 //! index sees the difference.
 //!
-//! With [`RemoteOptions::shard_read_ahead_bytes`], an index that is not
-//! kept is read with that many bytes of its shard: a shard no larger comes
-//! whole, and is held ([`ReadAhead`]) to answer the next call on its key if
-//! that call asks for the index range with the chunks (the read engine's
-//! call): the first window of a small shard in one request.
+//! With [`RemoteOptions::shard_read_ahead_bytes`] (1 MiB by default), an
+//! index that is not kept is read with that many bytes of its shard (a
+//! shard no larger comes whole), which are held ([`ReadAhead`]) to answer
+//! the next call on its key if that call asks for the index range with the
+//! chunks (the read engine's call): the ranges they hold with no request,
+//! the others on condition of their version. The first window of a small
+//! shard is one request.
 //!
 //! An index with a missing inner chunk (offset and length all ones) is
 //! kept for that check only, not served to a read of the index alone: a
@@ -101,6 +104,9 @@ enum Fetch {
     Store(object_store::Error),
     /// The object is not the version a kept index came from: how it shows.
     Changed(String),
+    /// The body is not as long as the range the response said it holds:
+    /// how.
+    Short(String),
 }
 
 /// A version as messages show it.
@@ -271,14 +277,15 @@ impl AsyncRemoteStore {
     }
 
     /// GET `range` of `path`, on condition that the object is still the
-    /// version `known` (that of a kept index): its bytes and the version
-    /// the response shows.
+    /// version `known` (that of a kept index): its bytes, the version the
+    /// response shows, and the range of the object the bytes are (checked
+    /// to be as long as it).
     async fn fetch(
         &self,
         path: &Path,
         range: GetRange,
         known: Option<&ObjectMeta>,
-    ) -> Result<(Bytes, ObjectMeta), Fetch> {
+    ) -> Result<(Bytes, ObjectMeta, Range<u64>), Fetch> {
         let mut options = GetOptions::new().with_range(Some(range));
         if let Some(known) = known {
             options = match &known.e_tag {
@@ -314,8 +321,21 @@ impl AsyncRemoteStore {
             )));
         }
         let meta = result.meta.clone();
+        // object_store checks that the response is for the range asked
+        // for, not that its body is that long: a body cut short (a
+        // connection closed early) would be taken for the object's bytes.
+        let got = result.range.clone();
         let bytes = result.bytes().await.map_err(Fetch::Store)?;
-        Ok((bytes, meta))
+        if bytes.len() as u64 != got.end - got.start {
+            return Err(Fetch::Short(format!(
+                "the response said it holds bytes {}..{} of {} and carried {} bytes (truncated?)",
+                got.start,
+                got.end,
+                meta.size,
+                bytes.len()
+            )));
+        }
+        Ok((bytes, meta, got))
     }
 
     /// The error of a failed [`fetch`](Self::fetch) of `key`; a changed
@@ -324,6 +344,7 @@ impl AsyncRemoteStore {
         match error {
             Fetch::Store(object_store::Error::NotFound { .. }) => None,
             Fetch::Store(error) => Some(self.error(key, &error)),
+            Fetch::Short(how) => Some(StorageError::Other(format!("{}: {how}", self.key_url(key)))),
             Fetch::Changed(how) => {
                 if let Some(mut indexes) = self.indexes() {
                     indexes.remove(key.as_str());
@@ -386,7 +407,7 @@ impl AsyncRemoteStore {
             .as_ref()
             .map(|_| Ticket::begin(&self.held, key.as_str()));
         let asked = ahead.unwrap_or(get_range);
-        let (bytes, meta) = match self.fetch(&path, asked, known.as_ref()).await {
+        let (bytes, meta, got_range) = match self.fetch(&path, asked, known.as_ref()).await {
             Ok(fetched) => fetched,
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
@@ -398,23 +419,19 @@ impl AsyncRemoteStore {
             None => bytes,
             Some(ticket) => {
                 let got = bytes.len() as u64;
-                // The index, and where the bytes read lie in the shard.
-                let (index, start) = match range {
-                    ByteRange::Suffix(len) if got >= len => (
-                        Some(&bytes[(got - len) as usize..]),
-                        meta.size.saturating_sub(got),
-                    ),
+                let index = match range {
+                    ByteRange::Suffix(len) if got >= len => Some(&bytes[(got - len) as usize..]),
                     ByteRange::FromStart(_, Some(len)) if got >= len => {
-                        (Some(&bytes[..len as usize]), 0)
+                        Some(&bytes[..len as usize])
                     }
-                    _ => (None, 0),
+                    _ => None,
                 };
                 // A copy: a slice would keep all the bytes read alive as
                 // long as the index is kept.
                 let index = index.map(Bytes::copy_from_slice);
                 let held = index
                     .is_some()
-                    .then(|| Held::new(range, start, bytes.clone(), meta.clone()));
+                    .then(|| Held::new(range, got_range.start, bytes.clone(), meta.clone()));
                 ticket.finish(held);
                 // Shorter than its index: the error of a short read.
                 index.unwrap_or(bytes)
@@ -569,8 +586,6 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
         if let Some(held) = self.take_held(key)
             && let Some(answer) = held.answer(&ranges)
         {
-            let answer = answer
-                .map_err(|why| StorageError::Other(format!("{}: {why}", self.key_url(key))))?;
             if answer.ranges.iter().all(Option::is_some) {
                 return Ok(Some(
                     futures::stream::iter(answer.ranges.into_iter().flatten().map(Ok)).boxed(),
@@ -643,7 +658,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                     &bounded,
                     |range| {
                         self.fetch(&path, GetRange::Bounded(range), known)
-                            .map_ok(|(bytes, _)| bytes)
+                            .map_ok(|(bytes, ..)| bytes)
                     },
                     OBJECT_STORE_COALESCE_DEFAULT,
                 )
@@ -654,7 +669,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             match r {
                 Request::Open(range) => Some(
                     self.fetch(&path, range.clone(), known)
-                        .map_ok(|(bytes, _)| bytes),
+                        .map_ok(|(bytes, ..)| bytes),
                 ),
                 _ => None,
             }

@@ -38,6 +38,9 @@ pub enum Misbehaviour {
     /// Send the headers of the right answer and half its body, then close
     /// the connection.
     DropMidBody,
+    /// Answer a range with the right `Content-Range` and half its bytes,
+    /// `Content-Length` saying so: a body shorter than the range it claims.
+    ShortBody,
 }
 
 /// A running server; dropping it stops it.
@@ -216,13 +219,16 @@ fn respond(
             .entry(target.to_string())
             .or_default() += body.len() as u64;
     }
-    let headers: Vec<String> = content_range.into_iter().collect();
+    let headers: Vec<String> = content_range.iter().cloned().collect();
     if misbehaviour == Some(Misbehaviour::DropMidBody) && !head {
         write_head(writer, status, &headers, body.len())?;
         writer.write_all(&body[..body.len() / 2])?;
         writer.flush()?;
         let _ = writer.shutdown(std::net::Shutdown::Both);
         return Err(std::io::Error::other("dropped mid-body on purpose"));
+    }
+    if misbehaviour == Some(Misbehaviour::ShortBody) && content_range.is_some() {
+        return write_response(writer, status, &headers, &body[..body.len() / 2], head);
     }
     write_response(writer, status, &headers, body, head)
 }

@@ -139,6 +139,27 @@ fn async_requests_per_window_over_http() {
     }
 }
 
+/// The array's `zarr.json` says what a shard stores before compression:
+/// 32 x 24 uint16, 1536 bytes and a 260-byte index. A read-ahead less than
+/// a quarter of that is not used at all (the first window fetches what it
+/// fetches with none); one of a shard's size or more brings the shard
+/// whole.
+#[test]
+fn metadata_of_shards_larger_than_the_read_ahead_turns_it_off() {
+    let window = ArraySubset::new_with_ranges(&[4..12, 3..9]);
+    let mut fetched = vec![];
+    for read_ahead in [0, 300, DEFAULT] {
+        let (_dir, values, _server, store) = served(0, read_ahead);
+        let array = Array::open(store.clone(), "/").unwrap();
+        store.reset_fetched();
+        let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
+        assert_eq!(got, window_values(&values, &window));
+        fetched.push(store.fetched());
+    }
+    assert_eq!(fetched[1], fetched[0], "{fetched:?}");
+    assert_eq!(fetched[2].requests, 1, "{fetched:?}");
+}
+
 /// A whole read on one thread over a link of 30 ms a request: the first
 /// fetch waits on the network, so the read starts more workers, and the
 /// server sees several requests under way at once (one thread alone sends

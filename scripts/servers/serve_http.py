@@ -1,6 +1,7 @@
 """Serve a directory over HTTP with Starlette's StaticFiles under uvicorn.
 
-    python serve_http.py ROOT [--latency-ms 20] [--require-query NAME=VALUE]
+    python serve_http.py ROOT [--latency-ms 20] [--mbytes-per-s 100]
+                         [--require-query NAME=VALUE]
                          [--no-versions | --no-etag | --weak-etag]
 
 A standard server, not one written for a client: single ranges are answered
@@ -9,7 +10,10 @@ free port of 127.0.0.1 and prints it on stdout (one line) once the socket
 listens; stops when stdin closes (its parent went away) or on SIGTERM.
 
 --latency-ms adds that much delay before each response (a remote store's
-round trip, for the benchmarks). GET /__stats answers {"requests": N,
+round trip, for the benchmarks); --mbytes-per-s holds each response's body
+to that many megabytes (10^6 bytes) a second, each request on its own (a
+link where one connection's transfer takes time, as S3's per-connection
+throughput does). GET /__stats answers {"requests": N,
 "bytes": M, "most_at_once": K} (requests, response body bytes, and the
 most requests under way at one time, since the last POST /__reset), for
 counting what a reader fetched and how many requests it kept in flight.
@@ -63,9 +67,11 @@ class Counting:
         required: tuple[str, str] | None = None,
         stripped: tuple[bytes, ...] = (),
         weak_etag: bool = False,
+        bytes_per_s: float = 0.0,
     ) -> None:
         self.app = app
         self.latency = latency
+        self.bytes_per_s = bytes_per_s
         self.required = required
         self.stripped = stripped
         self.weak_etag = weak_etag
@@ -122,6 +128,8 @@ class Counting:
         async def counting_send(message) -> None:
             if message["type"] == "http.response.body":
                 self.bytes += len(message.get("body", b""))
+                if self.bytes_per_s:
+                    await asyncio.sleep(len(message.get("body", b"")) / self.bytes_per_s)
             if message["type"] == "http.response.start" and self.stripped:
                 message = dict(message)
                 message["headers"] = [
@@ -141,6 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("root")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--mbytes-per-s", type=float, default=0.0)
     parser.add_argument("--require-query", default=None)
     parser.add_argument("--no-versions", action="store_true")
     parser.add_argument("--no-etag", action="store_true")
@@ -157,7 +166,14 @@ def main() -> None:
     stripped = (
         (b"etag", b"last-modified") if args.no_versions else (b"etag",) if args.no_etag else ()
     )
-    app = Counting(files, args.latency_ms / 1000, required, stripped, args.weak_etag)
+    app = Counting(
+        files,
+        args.latency_ms / 1000,
+        required,
+        stripped,
+        args.weak_etag,
+        args.mbytes_per_s * 1e6,
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted sockets inherit this on Linux: without it, a response written

@@ -147,9 +147,11 @@ pub struct RemoteOptions {
     /// less time to arrive than a round trip (1 MiB at 20 ms and
     /// 1 Gbit/s takes 8 ms; object_store's own `get_ranges` merges ranges
     /// up to 1 MiB apart on the same reasoning). So that an array of large
-    /// shards does not pay it on every first window of a shard, once one of
-    /// its shards is seen to be larger than this, its later index reads
-    /// fetch the index alone (the store remembers up to 4096 arrays so). Read-ahead bytes are
+    /// shards does not pay it on every first window of a shard, its index
+    /// reads fetch the index alone when its `zarr.json` (read through the
+    /// store, or noted) says a shard stores more than 4 times this before
+    /// compression, and once one of its shards is seen to be larger than
+    /// this (the store remembers up to 4096 arrays so). Read-ahead bytes are
     /// held only until the next call on their key (the chunk call of the
     /// same read), within a limit of their own of
     /// `shard_index_cache_bytes`; nothing is read ahead with that at 0, nor

@@ -19,11 +19,15 @@
 //! chunks sit at the offsets it used; zarrs' own reads never ask for the
 //! index range with their chunks, so they are never answered from here.
 //!
-//! A store also learns, per array (as far as a key names it) and index
-//! range, whether its shards are larger than the read-ahead: once one is,
-//! the array's later index reads fetch the index alone, so an array of
-//! large shards pays for bytes it may not use once per store, not on
-//! every first window of a shard.
+//! A store also judges, per array, whether its shards are larger than the
+//! read-ahead, and then reads their indexes alone: an array of large
+//! shards would otherwise pay for bytes it mostly does not use on every
+//! first window of a shard. Before any shard is read, from the array's
+//! `zarr.json` (read through the store, or noted): a shard whose stored
+//! bytes before compression are more than [`ROOM_FOR_COMPRESSION`] times
+//! the read-ahead is taken to be larger. Then from what index reads show:
+//! once one shard is larger (per array as far as a key names it, and
+//! index range), the array's later index reads fetch the index alone.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -36,6 +40,76 @@ use super::reader::shown_range;
 /// Arrays learned to have shards larger than the read-ahead, at most
 /// (forgotten all at once past it: at worst one more read-ahead each).
 const LEARNED_AT_MOST: usize = 4096;
+
+/// How many times the read-ahead a shard's stored bytes before compression
+/// may be, for its array to be read ahead before any of its shards is
+/// seen: compression of 4:1 or better is a bet this crate does not make
+/// for a whole array (the Sentinel-2 layout, 2048 x 2048 `uint16` a shard,
+/// is 8 MiB before and 5.5 MiB after zstd).
+pub(crate) const ROOM_FOR_COMPRESSION: u64 = 4;
+
+/// The size of an element of the data type `data_type` (a metadata
+/// value), if fixed and known here.
+fn type_size(data_type: &serde_json::Value) -> Option<u64> {
+    Some(match data_type.as_str()? {
+        "bool" | "int8" | "uint8" => 1,
+        "int16" | "uint16" | "float16" | "bfloat16" => 2,
+        "int32" | "uint32" | "float32" => 4,
+        "int64" | "uint64" | "float64" | "complex64" => 8,
+        "complex128" => 16,
+        _ => return None,
+    })
+}
+
+/// At most how many bytes a shard of the array whose `zarr.json` is
+/// `metadata` stores before compression: its elements times the size of
+/// the type its inner chunks' `bytes` codec writes (the array's data type,
+/// or the last `data_type` an array-to-array codec casts to before it, as
+/// `cast_value` does), and its index. `None` where the metadata does not
+/// say: not `sharding_indexed` on a regular grid, a type of no fixed size,
+/// or an inner array-to-bytes codec other than `bytes`.
+pub(crate) fn stored_shard_bound(metadata: &[u8]) -> Option<u64> {
+    let metadata: serde_json::Value = serde_json::from_slice(metadata).ok()?;
+    if metadata["chunk_grid"]["name"] != "regular" {
+        return None;
+    }
+    let cast = |size: Option<u64>, codec: &serde_json::Value| match codec["configuration"]
+        .get("data_type")
+    {
+        Some(data_type) => type_size(data_type),
+        None => size,
+    };
+    let codecs = metadata["codecs"].as_array()?;
+    let at = codecs
+        .iter()
+        .position(|c| c["name"] == "sharding_indexed")?;
+    let mut size = type_size(&metadata["data_type"]);
+    for codec in &codecs[..at] {
+        size = cast(size, codec);
+    }
+    let sharding = &codecs[at]["configuration"];
+    let inner = sharding["codecs"].as_array()?;
+    let bytes = inner.iter().position(|c| c["name"] == "bytes")?;
+    for codec in &inner[..bytes] {
+        size = cast(size, codec);
+    }
+    let shape = |v: &serde_json::Value| -> Option<Vec<u64>> {
+        v.as_array()?
+            .iter()
+            .map(serde_json::Value::as_u64)
+            .collect()
+    };
+    let product = |v: &[u64]| v.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    let elements = product(&shape(
+        &metadata["chunk_grid"]["configuration"]["chunk_shape"],
+    )?)?;
+    let inner_chunks = product(&shape(&sharding["chunk_shape"])?)
+        .filter(|&n| n > 0)
+        .map(|n| elements.div_ceil(n))?;
+    elements
+        .checked_mul(size?)?
+        .checked_add(inner_chunks.checked_mul(16)?.checked_add(4)?)
+}
 
 /// Bytes of a shard read with its index: where they lie in the shard, the
 /// range of the index they were read for, and the response's version.
@@ -164,6 +238,9 @@ pub(crate) struct ReadAhead {
     /// [`array_part`] and index range of arrays with a shard larger than
     /// the read-ahead.
     larger: HashSet<String>,
+    /// Arrays (key prefixes without their `/`) whose metadata says their
+    /// shards are larger than the read-ahead ([`ROOM_FOR_COMPRESSION`]).
+    large_by_metadata: HashSet<String>,
 }
 
 impl ReadAhead {
@@ -177,14 +254,36 @@ impl ReadAhead {
             in_flight: HashMap::new(),
             tickets: 0,
             larger: HashSet::new(),
+            large_by_metadata: HashSet::new(),
+        }
+    }
+
+    /// Note what the metadata document `key` (`.../zarr.json`) says of the
+    /// size of its array's shards, against `read_ahead`.
+    pub(crate) fn note_metadata(&mut self, key: &str, metadata: &[u8], read_ahead: u64) {
+        let Some(prefix) = key.strip_suffix("zarr.json") else {
+            return;
+        };
+        if !(prefix.is_empty() || prefix.ends_with('/')) {
+            return;
+        }
+        let array = prefix.strip_suffix('/').unwrap_or(prefix);
+        let large = stored_shard_bound(metadata)
+            .is_some_and(|bound| bound > read_ahead.saturating_mul(ROOM_FOR_COMPRESSION));
+        if !large {
+            self.large_by_metadata.remove(array);
+        } else if self.large_by_metadata.len() < LEARNED_AT_MOST {
+            self.large_by_metadata.insert(array.to_string());
         }
     }
 
     /// Whether an index read of `key` at `range` should read ahead: bytes
-    /// may be held, and no shard of its array was seen larger than the
-    /// read-ahead.
+    /// may be held, its array's metadata does not say its shards are
+    /// larger than the read-ahead, and none of them was seen to be.
     pub(crate) fn worth_it(&self, key: &str, range: ByteRange) -> bool {
-        self.limit > 0 && !self.larger.contains(&learned(key, range))
+        self.limit > 0
+            && !self.large_by_metadata.contains(array_part(key))
+            && !self.larger.contains(&learned(key, range))
     }
 
     /// Learn from a response to an index read of `key` at `range` that the
@@ -472,5 +571,109 @@ mod tests {
         assert!(held.worth_it("a/c/5/1", ByteRange::Suffix(36)));
         assert!(held.worth_it("b/c/5/1", suffix));
         assert!(!ReadAhead::new(0).worth_it("b/c/5/1", suffix));
+    }
+
+    /// `zarr.json` of a `data_type` array of `shard` shards of `inner`
+    /// inner chunks, with `outer` codecs before `sharding_indexed` and
+    /// `inner_codecs` inside it.
+    fn metadata(
+        data_type: &str,
+        shard: [u64; 2],
+        inner: [u64; 2],
+        outer: serde_json::Value,
+        inner_codecs: serde_json::Value,
+    ) -> Vec<u8> {
+        let mut codecs = outer.as_array().unwrap().clone();
+        codecs.push(serde_json::json!({
+            "name": "sharding_indexed",
+            "configuration": {"chunk_shape": inner, "codecs": inner_codecs,
+                              "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]},
+        }));
+        serde_json::to_vec(&serde_json::json!({
+            "zarr_format": 3, "node_type": "array", "shape": [8192, 4096],
+            "data_type": data_type,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shard}},
+            "codecs": codecs,
+        }))
+        .unwrap()
+    }
+
+    /// Worked out by hand: elements times the stored type's size, plus 16
+    /// bytes an inner chunk and 4 of the index's checksum.
+    #[test]
+    fn what_a_shard_stores_at_most_before_compression() {
+        use serde_json::json;
+        let scale_cast = json!([
+            {"name": "scale_offset", "configuration": {"offset": 0, "scale": 10000}},
+            {"name": "cast_value", "configuration": {"data_type": "uint16"}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 3}},
+        ]);
+        // The Sentinel-2 layout: float64, stored as uint16.
+        let sentinel = metadata("float64", [2048, 2048], [256, 256], json!([]), scale_cast);
+        assert_eq!(
+            stored_shard_bound(&sentinel),
+            Some(2048 * 2048 * 2 + 64 * 16 + 4)
+        );
+        // Stored as the array's type.
+        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        let small = metadata("float32", [512, 512], [128, 128], json!([]), plain.clone());
+        assert_eq!(
+            stored_shard_bound(&small),
+            Some(512 * 512 * 4 + 16 * 16 + 4)
+        );
+        // A cast before sharding.
+        let outer = json!([{"name": "cast_value", "configuration": {"data_type": "int8"}}]);
+        let cast = metadata("float64", [100, 100], [10, 10], outer, plain.clone());
+        assert_eq!(stored_shard_bound(&cast), Some(100 * 100 + 100 * 16 + 4));
+        // Not said: a type of no fixed size, another array-to-bytes codec,
+        // no sharding, bad JSON.
+        for unknown in [
+            metadata(
+                "string",
+                [64, 64],
+                [8, 8],
+                json!([]),
+                json!([{"name": "vlen-utf8"}]),
+            ),
+            metadata(
+                "bool",
+                [64, 64],
+                [8, 8],
+                json!([]),
+                json!([{"name": "packbits"}]),
+            ),
+            br#"{"data_type": "uint8", "chunk_grid": {"name": "regular",
+                "configuration": {"chunk_shape": [4]}}, "codecs": [{"name": "bytes"}]}"#
+                .to_vec(),
+            b"{".to_vec(),
+        ] {
+            assert_eq!(stored_shard_bound(&unknown), None);
+        }
+    }
+
+    /// An array whose metadata says its shards store more than four times
+    /// the read-ahead is not read ahead; metadata rewritten to small
+    /// shards lifts that; other arrays are not concerned.
+    #[test]
+    fn metadata_of_large_shards_stops_read_ahead_before_any_read() {
+        use serde_json::json;
+        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        // 512 x 512 uint16: 512 KiB and its index.
+        let shards = metadata("uint16", [512, 512], [256, 256], json!([]), plain);
+        let suffix = ByteRange::Suffix(68);
+        let mut held = ReadAhead::new(1 << 30);
+        held.note_metadata("band/zarr.json", &shards, 128 << 10);
+        assert!(!held.worth_it("band/c/0/0", suffix));
+        assert!(held.worth_it("other/c/0/0", suffix));
+        held.note_metadata("band/zarr.json", &shards, 1 << 20);
+        assert!(held.worth_it("band/c/0/0", suffix));
+        held.note_metadata("zarr.json", &shards, 1 << 10);
+        assert!(!held.worth_it("c/0/0", suffix));
+        assert!(held.worth_it("band/c/0/0", suffix));
+        // Not metadata: nothing noted.
+        held.note_metadata("band/zarr.jsonx", &shards, 1);
+        held.note_metadata("bandzarr.json", &shards, 1);
+        assert!(held.worth_it("band/c/0/0", suffix));
     }
 }

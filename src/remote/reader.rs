@@ -189,10 +189,17 @@ impl AsyncRemoteStore {
     /// store's root, `"a/b/zarr.json"`), as if it had been read through
     /// this store, for an array opened from metadata read elsewhere
     /// (`Array::new_with_metadata`): an array whose shard indexes are at the
-    /// start of its shards has them kept only once the store knows that.
+    /// start of its shards has them kept only once the store knows that,
+    /// and an array whose shards are larger than the read-ahead (by what
+    /// they store before compression) has its indexes read alone from its
+    /// first window on.
     pub fn note_metadata(&self, key: &str, zarr_json: &[u8]) {
         if let Some(mut indexes) = self.indexes() {
             indexes.note_metadata(key, zarr_json);
+        }
+        if self.read_ahead > 0 {
+            self.read_ahead_state()
+                .note_metadata(key, zarr_json, self.read_ahead);
         }
     }
 
@@ -547,9 +554,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
         };
         match result {
             Ok(bytes) => {
-                if let Some(mut indexes) = self.indexes() {
-                    indexes.note_metadata(key.as_str(), &bytes);
-                }
+                self.note_metadata(key.as_str(), &bytes);
                 Ok(Some(bytes))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),

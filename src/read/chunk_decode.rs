@@ -3,7 +3,7 @@
 //! zarrs decodes a chunk through each array->array codec into a new
 //! chunk-sized buffer, then copies the result into the output. For a large
 //! chunk most of that time goes to the kernel zeroing the fresh pages of
-//! those buffers, and to the copy. [`ChunkDecoder`] writes the final values
+//! those buffers, and to the copy. `ChunkDecoder` writes the final values
 //! into the output window instead, for the chains where that pays:
 //!
 //! - **Fused path**: a chain of `scale_offset` and/or `cast_value` (in that
@@ -24,7 +24,7 @@
 //!   (which decodes the whole chunk anyway), by decoding the whole chunk
 //!   and copying the part.
 //!
-//! The output window is an [`OutputWindow`], not zarrs'
+//! The output window is an `OutputWindow`, not zarrs'
 //! `ArrayBytesFixedDisjointView`: that view keeps its bytes private (it can
 //! only be filled, or copied into from a contiguous buffer), so nothing can
 //! be decoded straight into it. An `OutputWindow` is made under the same
@@ -34,7 +34,7 @@
 //! Both give the same values bit for bit (tested against zarrs' chain decode
 //! with this crate's codecs). A missing chunk reads as the array's fill
 //! value, as zarrs and zarr-python read it, including a fill value that the
-//! codecs cannot carry (see [`FILL_VALUE_CLAUSE`](crate::codec::FILL_VALUE_CLAUSE)).
+//! codecs cannot carry (see `codec::FILL_VALUE_CLAUSE`).
 
 // The read engine calls this module; until it does, only the tests do.
 #![allow(dead_code)]

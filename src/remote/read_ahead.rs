@@ -48,64 +48,96 @@ const LEARNED_AT_MOST: usize = 4096;
 /// is 8 MiB before and 5.5 MiB after zstd).
 pub(crate) const ROOM_FOR_COMPRESSION: u64 = 4;
 
-/// The size of an element of the data type `data_type` (a metadata
-/// value), if fixed and known here.
+/// A codec's or data type's name: the string itself, or its `name`.
+fn name(v: &serde_json::Value) -> Option<&str> {
+    v.as_str().or_else(|| v["name"].as_str())
+}
+
+/// The size of an element of the data type `data_type` (a metadata value:
+/// a Zarr name, or a NumPy type string such as `<u2`, as numcodecs'
+/// `astype` takes), if fixed and known here.
 fn type_size(data_type: &serde_json::Value) -> Option<u64> {
-    Some(match data_type.as_str()? {
+    let name = name(data_type)?;
+    Some(match name {
         "bool" | "int8" | "uint8" => 1,
         "int16" | "uint16" | "float16" | "bfloat16" => 2,
         "int32" | "uint32" | "float32" => 4,
         "int64" | "uint64" | "float64" | "complex64" => 8,
         "complex128" => 16,
-        _ => return None,
+        _ => {
+            let numpy = name.trim_start_matches(['<', '>', '|', '=']);
+            let (kind, digits) = numpy.split_at_checked(1)?;
+            if !matches!(kind, "u" | "i" | "f" | "b") {
+                return None;
+            }
+            digits.parse().ok().filter(|&n: &u64| n > 0)?
+        }
     })
 }
 
 /// At most how many bytes a shard of the array whose `zarr.json` is
-/// `metadata` stores before compression: its elements times the size of
-/// the type its inner chunks' `bytes` codec writes (the array's data type,
-/// or the last `data_type` an array-to-array codec casts to before it, as
-/// `cast_value` does), and its index. `None` where the metadata does not
-/// say: not `sharding_indexed` on a regular grid, a type of no fixed size,
-/// or an inner array-to-bytes codec other than `bytes`.
+/// `metadata` stores before compression: the elements of its inner chunks
+/// that lie inside the array, times the size of the type its inner
+/// chunks' `bytes` codec writes (the array's data type, or the last one an
+/// array-to-array codec casts to before it: `data_type` as `cast_value`
+/// has it, `astype` as numcodecs' codecs), and its index. `None` where the
+/// metadata does not say: not `sharding_indexed` (at the top) on a regular
+/// grid, a type of no fixed size, or an inner array-to-bytes codec other
+/// than `bytes`.
 pub(crate) fn stored_shard_bound(metadata: &[u8]) -> Option<u64> {
     let metadata: serde_json::Value = serde_json::from_slice(metadata).ok()?;
-    if metadata["chunk_grid"]["name"] != "regular" {
+    if name(&metadata["chunk_grid"])? != "regular" {
         return None;
     }
-    let cast = |size: Option<u64>, codec: &serde_json::Value| match codec["configuration"]
-        .get("data_type")
-    {
-        Some(data_type) => type_size(data_type),
-        None => size,
+    let cast = |size: Option<u64>, codec: &serde_json::Value| {
+        let configuration = &codec["configuration"];
+        match configuration
+            .get("data_type")
+            .or(configuration.get("astype"))
+        {
+            Some(data_type) => type_size(data_type),
+            None => size,
+        }
     };
     let codecs = metadata["codecs"].as_array()?;
     let at = codecs
         .iter()
-        .position(|c| c["name"] == "sharding_indexed")?;
+        .position(|c| name(c) == Some("sharding_indexed"))?;
     let mut size = type_size(&metadata["data_type"]);
     for codec in &codecs[..at] {
         size = cast(size, codec);
     }
     let sharding = &codecs[at]["configuration"];
-    let inner = sharding["codecs"].as_array()?;
-    let bytes = inner.iter().position(|c| c["name"] == "bytes")?;
-    for codec in &inner[..bytes] {
+    let inner_codecs = sharding["codecs"].as_array()?;
+    let bytes = inner_codecs.iter().position(|c| name(c) == Some("bytes"))?;
+    for codec in &inner_codecs[..bytes] {
         size = cast(size, codec);
     }
-    let shape = |v: &serde_json::Value| -> Option<Vec<u64>> {
+    let dims = |v: &serde_json::Value| -> Option<Vec<u64>> {
         v.as_array()?
             .iter()
             .map(serde_json::Value::as_u64)
             .collect()
     };
-    let product = |v: &[u64]| v.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
-    let elements = product(&shape(
-        &metadata["chunk_grid"]["configuration"]["chunk_shape"],
-    )?)?;
-    let inner_chunks = product(&shape(&sharding["chunk_shape"])?)
-        .filter(|&n| n > 0)
-        .map(|n| elements.div_ceil(n))?;
+    let array = dims(&metadata["shape"])?;
+    let shard = dims(&metadata["chunk_grid"]["configuration"]["chunk_shape"])?;
+    let inner = dims(&sharding["chunk_shape"])?;
+    if array.len() != shard.len() || shard.len() != inner.len() {
+        return None;
+    }
+    // Per dimension: the inner chunks of a shard, and those of them that
+    // hold elements of the array (an array smaller than a shard stores
+    // only those).
+    let mut elements: u64 = 1;
+    let mut inner_chunks: u64 = 1;
+    for ((&a, &s), &i) in array.iter().zip(&shard).zip(&inner) {
+        if i == 0 {
+            return None;
+        }
+        let stored = s.min(a.div_ceil(i).checked_mul(i)?);
+        elements = elements.checked_mul(stored)?;
+        inner_chunks = inner_chunks.checked_mul(s.div_ceil(i))?;
+    }
     elements
         .checked_mul(size?)?
         .checked_add(inner_chunks.checked_mul(16)?.checked_add(4)?)
@@ -147,8 +179,8 @@ impl Held {
     /// index) and all of them lie inside the shard; `None` otherwise, for
     /// the server to answer. A range past the end is of another version
     /// of the shard than these bytes (another reader's chunk call, with
-    /// the index it read before a rewrite): the server's answer, with the
-    /// index range, fails the engine's check, which reads again.
+    /// the index it read before a rewrite), or of a bad index: the server
+    /// answers it as it would with no read-ahead.
     pub(crate) fn answer(&self, ranges: &[ByteRange]) -> Option<Answer> {
         if !ranges.contains(&self.index_range) {
             return None;
@@ -241,6 +273,9 @@ pub(crate) struct ReadAhead {
     /// Arrays (key prefixes without their `/`) whose metadata says their
     /// shards are larger than the read-ahead ([`ROOM_FOR_COMPRESSION`]).
     large_by_metadata: HashSet<String>,
+    /// The server answered a range covering a whole object with 200,
+    /// which object_store refuses: no read-ahead from this store.
+    refused: bool,
 }
 
 impl ReadAhead {
@@ -255,7 +290,14 @@ impl ReadAhead {
             tickets: 0,
             larger: HashSet::new(),
             large_by_metadata: HashSet::new(),
+            refused: false,
         }
+    }
+
+    /// The server answered a read-ahead with the whole object and 200,
+    /// which object_store refuses: none from now on.
+    pub(crate) fn refused(&mut self) {
+        self.refused = true;
     }
 
     /// Note what the metadata document `key` (`.../zarr.json`) says of the
@@ -278,10 +320,12 @@ impl ReadAhead {
     }
 
     /// Whether an index read of `key` at `range` should read ahead: bytes
-    /// may be held, its array's metadata does not say its shards are
-    /// larger than the read-ahead, and none of them was seen to be.
+    /// may be held, the server has not refused it, its array's metadata
+    /// does not say its shards are larger than the read-ahead, and none of
+    /// them was seen to be.
     pub(crate) fn worth_it(&self, key: &str, range: ByteRange) -> bool {
         self.limit > 0
+            && !self.refused
             && !self.large_by_metadata.contains(array_part(key))
             && !self.larger.contains(&learned(key, range))
     }
@@ -626,6 +670,32 @@ mod tests {
         let outer = json!([{"name": "cast_value", "configuration": {"data_type": "int8"}}]);
         let cast = metadata("float64", [100, 100], [10, 10], outer, plain.clone());
         assert_eq!(stored_shard_bound(&cast), Some(100 * 100 + 100 * 16 + 4));
+        // An array smaller than a shard stores only the inner chunks that
+        // hold its elements: 300 x 300 in shards of 2048 x 2048, inner
+        // chunks of 256 x 256 (2 x 2 of them hold the array; the index
+        // has all 8 x 8).
+        let mut level: serde_json::Value = serde_json::from_slice(&sentinel).unwrap();
+        level["shape"] = json!([300, 300]);
+        assert_eq!(
+            stored_shard_bound(&serde_json::to_vec(&level).unwrap()),
+            Some(512 * 512 * 2 + 64 * 16 + 4)
+        );
+        // Bare names, a data type given as an object, numcodecs' `astype`.
+        let named = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [64, 64],
+            "data_type": {"name": "float64"},
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64, 64]}},
+            "codecs": [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [32, 32],
+                "codecs": [{"name": "numcodecs.fixedscaleoffset",
+                            "configuration": {"offset": 0, "scale": 10, "dtype": "<f8", "astype": "<u2"}},
+                           "bytes"],
+                "index_codecs": ["bytes", "crc32c"]}}],
+        });
+        assert_eq!(
+            stored_shard_bound(&serde_json::to_vec(&named).unwrap()),
+            Some(64 * 64 * 2 + 4 * 16 + 4)
+        );
         // Not said: a type of no fixed size, another array-to-bytes codec,
         // no sharding, bad JSON.
         for unknown in [
@@ -643,7 +713,7 @@ mod tests {
                 json!([]),
                 json!([{"name": "packbits"}]),
             ),
-            br#"{"data_type": "uint8", "chunk_grid": {"name": "regular",
+            br#"{"data_type": "uint8", "shape": [4], "chunk_grid": {"name": "regular",
                 "configuration": {"chunk_shape": [4]}}, "codecs": [{"name": "bytes"}]}"#
                 .to_vec(),
             b"{".to_vec(),

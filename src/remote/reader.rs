@@ -410,11 +410,24 @@ impl AsyncRemoteStore {
         };
         // Ended with nothing held if the read fails, or its future is
         // dropped at the await.
-        let ticket = ahead
+        let mut ticket = ahead
             .as_ref()
             .map(|_| Ticket::begin(&self.held, key.as_str()));
-        let asked = ahead.unwrap_or(get_range);
-        let (bytes, meta, got_range) = match self.fetch(&path, asked, known.as_ref()).await {
+        let read_ahead = ahead.is_some();
+        let asked = ahead.unwrap_or_else(|| get_range.clone());
+        let fetched = match self.fetch(&path, asked, known.as_ref()).await {
+            // A server may answer a range that covers the whole object with
+            // the whole object and 200 (RFC 9110 lets it ignore a range),
+            // which object_store refuses: the index alone, and no more
+            // read-ahead from this store.
+            Err(Fetch::Store(error)) if read_ahead && whole_answer_refused(&error) => {
+                self.read_ahead_state().refused();
+                ticket = None;
+                self.fetch(&path, get_range, known.as_ref()).await
+            }
+            fetched => fetched,
+        };
+        let (bytes, meta, got_range) = match fetched {
             Ok(fetched) => fetched,
             Err(error) => return self.fetch_error(key, error).map_or(Ok(None), Err),
         };
@@ -451,6 +464,19 @@ impl AsyncRemoteStore {
             indexes.insert(key.as_str(), range, &bytes, &meta);
         }
         Ok(Some(bytes))
+    }
+}
+
+/// Whether object_store refused a response because it was not the range
+/// asked for but the whole object (`200`): its HTTP store says so with
+/// `NotSupported`, its S3 store with a generic error of that message.
+fn whole_answer_refused(error: &object_store::Error) -> bool {
+    match error {
+        object_store::Error::NotSupported { .. } => true,
+        object_store::Error::Generic { source, .. } => source
+            .to_string()
+            .contains("non-partial response when range requested"),
+        _ => false,
     }
 }
 

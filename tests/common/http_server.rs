@@ -41,6 +41,9 @@ pub enum Misbehaviour {
     /// Answer a range with the right `Content-Range` and half its bytes,
     /// `Content-Length` saying so: a body shorter than the range it claims.
     ShortBody,
+    /// Answer a range that covers the whole file with `200` and the file,
+    /// as RFC 9110 allows (actix-files does so).
+    WholeAs200,
 }
 
 /// A running server; dropping it stops it.
@@ -205,6 +208,11 @@ fn respond(
         Some(RangeRequest::Unsatisfiable) => {
             let header = format!("Content-Range: bytes */{len}");
             return write_response(writer, "416 Range Not Satisfiable", &[header], b"", head);
+        }
+        Some(RangeRequest::One(0, end))
+            if end + 1 == len && misbehaviour == Some(Misbehaviour::WholeAs200) =>
+        {
+            ("200 OK", &bytes[..], None)
         }
         Some(RangeRequest::One(start, end)) => (
             "206 Partial Content",

@@ -1108,3 +1108,44 @@ fn a_shard_rewritten_after_a_short_read_ahead_reads_its_new_values() {
         }
     }
 }
+
+/// A shard index whose inner chunk [0, 1] lies past the end of the shard,
+/// beside [0, 0] inside it: the two ranges are fetched in one coalesced
+/// request, which the server trims to the end of the shard. The read is an
+/// error naming the shard (it was a panic: object_store sliced the range
+/// past the end out of the trimmed bytes), with and without read-ahead,
+/// over HTTP and S3.
+#[test]
+fn an_index_pointing_past_the_end_of_its_shard_is_an_error() {
+    zarrs_extension_codecs::register_overrides();
+    let root = tempfile::tempdir().unwrap();
+    let layout = LAYOUTS[0];
+    assert!(!layout.gzip && !layout.crc32c && !layout.index_at_start);
+    let dir = root.path().join(layout.name());
+    write(&dir, layout, 2);
+    let shard = dir.join("c/0/0");
+    let mut bytes = std::fs::read(&shard).unwrap();
+    // The index's second entry (16 bytes each after the 128 of chunks).
+    let entry = bytes.len() - 64 + 16;
+    bytes[entry..entry + 8].copy_from_slice(&300u64.to_le_bytes());
+    std::fs::write(&shard, &bytes).unwrap();
+    let http = PythonServer::http(root.path(), 0);
+    let s3 = PythonServer::s3("past", root.path());
+    let two_chunks = ArraySubset::new_with_ranges(&[0..4, 0..8]);
+    for read_ahead in [0, 1 << 20] {
+        let mut options = options();
+        options.shard_read_ahead_bytes = read_ahead;
+        for (what, store) in http_and_s3(&http, &s3, "past", layout, &options) {
+            let array = Array::open(store, "/").unwrap();
+            let error = array
+                .retrieve_array_subset_vec::<u16>(&two_chunks)
+                .unwrap_err()
+                .to_string();
+            eprintln!("{what}, read-ahead {read_ahead}: {error}");
+            assert!(
+                error.contains("c/0/0"),
+                "{what}, read-ahead {read_ahead}: {error}"
+            );
+        }
+    }
+}

@@ -345,6 +345,29 @@ impl AsyncRemoteStore {
         Ok((bytes, meta, got))
     }
 
+    /// [`fetch`](Self::fetch) `range` of `path`, all of it: a server trims
+    /// a range past the end of the object (as object_store accepts), and
+    /// `coalesce_ranges` would then slice a range asked for beside it out
+    /// of bytes that do not reach it (a panic), so a shorter answer is an
+    /// error (an index pointing past the end of its shard).
+    async fn fetch_exactly(
+        &self,
+        path: &Path,
+        range: Range<u64>,
+        known: Option<&ObjectMeta>,
+    ) -> Result<Bytes, Fetch> {
+        let (bytes, meta, got) = self
+            .fetch(path, GetRange::Bounded(range.clone()), known)
+            .await?;
+        if got != range {
+            return Err(Fetch::Short(format!(
+                "asked for bytes {}..{}, the object has {} (an index pointing past the end of its shard, or the object truncated?)",
+                range.start, range.end, meta.size
+            )));
+        }
+        Ok(bytes)
+    }
+
     /// The error of a failed [`fetch`](Self::fetch) of `key`; a changed
     /// object also drops its kept index. `None` for a missing object.
     fn fetch_error(&self, key: &StoreKey, error: Fetch) -> Option<StorageError> {
@@ -687,10 +710,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             } else {
                 object_store::coalesce_ranges(
                     &bounded,
-                    |range| {
-                        self.fetch(&path, GetRange::Bounded(range), known)
-                            .map_ok(|(bytes, ..)| bytes)
-                    },
+                    |range| self.fetch_exactly(&path, range, known),
                     OBJECT_STORE_COALESCE_DEFAULT,
                 )
                 .await

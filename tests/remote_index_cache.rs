@@ -244,12 +244,7 @@ fn assert_reads<S: ?Sized + ReadableStorageTraits + 'static>(
 #[test]
 fn a_shard_rewritten_while_a_store_is_open_reads_its_new_values() {
     zarrs_extension_codecs::register_overrides();
-    let root = tempfile::tempdir().unwrap();
-    for layout in LAYOUTS {
-        write(&root.path().join(layout.name()), layout, 1);
-    }
-    let http = PythonServer::http(root.path(), 0);
-    let s3 = PythonServer::s3("cache", root.path());
+    let (root, http, s3) = served_layouts(&LAYOUTS, 1, "cache");
     let windows = [
         inner_window(),
         ArraySubset::new_with_ranges(&[4..8, 0..4]),
@@ -568,16 +563,26 @@ impl ReadableStorageTraits for Racing {
     }
 }
 
-/// `layouts` written at version 2 under a new directory, served over
-/// HTTP and over S3 (bucket `race`).
-fn race_servers(layouts: &[Layout]) -> (tempfile::TempDir, PythonServer, PythonServer) {
+/// `layouts` written at `version` under a new directory, served over HTTP
+/// and over S3 (in `bucket`).
+fn served_layouts(
+    layouts: &[Layout],
+    version: u16,
+    bucket: &str,
+) -> (tempfile::TempDir, PythonServer, PythonServer) {
     let root = tempfile::tempdir().unwrap();
     for &layout in layouts {
-        write(&root.path().join(layout.name()), layout, 2);
+        write(&root.path().join(layout.name()), layout, version);
     }
     let http = PythonServer::http(root.path(), 0);
-    let s3 = PythonServer::s3("race", root.path());
+    let s3 = PythonServer::s3(bucket, root.path());
     (root, http, s3)
+}
+
+/// `layouts` at version 2, over HTTP and S3 (bucket `race`, which
+/// [`Rewriter`] rewrites).
+fn race_servers(layouts: &[Layout]) -> (tempfile::TempDir, PythonServer, PythonServer) {
+    served_layouts(layouts, 2, "race")
 }
 
 /// Two reads of one shard at once after it was rewritten: B sees the
@@ -840,12 +845,7 @@ async fn async_two_reads_of_a_shard_rewritten_meanwhile_both_read_its_new_values
 #[test]
 fn read_ahead_reads_a_first_window_of_a_small_shard_in_one_request_and_never_stale() {
     zarrs_extension_codecs::register_overrides();
-    let root = tempfile::tempdir().unwrap();
-    for layout in LAYOUTS {
-        write(&root.path().join(layout.name()), layout, 2);
-    }
-    let http = PythonServer::http(root.path(), 0);
-    let s3 = PythonServer::s3("ahead", root.path());
+    let (root, http, s3) = served_layouts(&LAYOUTS, 2, "ahead");
     let open = |layout: Layout, read_ahead: u64| {
         let mut options = options();
         options.shard_read_ahead_bytes = read_ahead;

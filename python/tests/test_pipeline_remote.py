@@ -284,6 +284,14 @@ def test_fsspec_http_reads_zarrs_values(http: str, product: Path) -> None:
     read_all(open_remote(store, "b04"), expected(product, "b04"))
 
 
+def window_requests(http: str, arr: zarr.Array, want: np.ndarray, rows: slice, cols: slice) -> int:
+    """Read `arr[rows, cols]`, check it against `want`'s, and return the
+    server's requests for it."""
+    requests(http)
+    assert np.asarray(arr[rows, cols]).tobytes() == want[rows, cols].tobytes()
+    return requests(http)
+
+
 def test_a_window_of_a_shard_seen_before_is_one_request(http: str, product: Path) -> None:
     """The index is kept: with no read-ahead, the first window of a shard
     costs its index and its inner chunk, a window of another inner chunk of
@@ -291,14 +299,10 @@ def test_a_window_of_a_shard_seen_before_is_one_request(http: str, product: Path
     with zarr.config.set({"codec_pipeline.remote_read_ahead_bytes": 0}):
         arr = open_remote(http_store(http), "b04")
     want = expected(product, "b04")
-    requests(http)
-    assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
-    assert requests(http) == 2
-    assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
-    assert requests(http) == 1
+    assert window_requests(http, arr, want, slice(0, 16), slice(0, 16)) == 2
+    assert window_requests(http, arr, want, slice(16, 32), slice(16, 32)) == 1
     # Four inner chunks of that shard: still one request (coalesced).
-    assert np.asarray(arr[8:24, 8:24]).tobytes() == want[8:24, 8:24].tobytes()
-    assert requests(http) == 1
+    assert window_requests(http, arr, want, slice(8, 24), slice(8, 24)) == 1
     # The store's own counts agree with the server's.
     native = arr._async_array.codec_pipeline.native
     (remote,) = native.arrays.values()
@@ -320,9 +324,7 @@ def test_read_ahead_reads_a_first_window_of_a_small_shard_in_one_request(
     ]:
         with zarr.config.set(config):
             arr = open_remote(http_store(http), "b04")
-        requests(http)
-        assert np.asarray(arr[0:16, 16:32]).tobytes() == want[0:16, 16:32].tobytes()
-        assert requests(http) == first, config
+        assert window_requests(http, arr, want, slice(0, 16), slice(16, 32)) == first, config
         read_all(arr, want)
 
 
@@ -342,11 +344,8 @@ def test_shard_indexes_at_the_start_are_kept_too(http: str, product: Path) -> No
     with zarr.config.set({"codec_pipeline.remote_read_ahead_bytes": 0}):
         arr = open_remote(http_store(http), "start")
     want = expected(product, "start")
-    requests(http)
-    assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
-    assert requests(http) == 2
-    assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
-    assert requests(http) == 1
+    assert window_requests(http, arr, want, slice(0, 16), slice(0, 16)) == 2
+    assert window_requests(http, arr, want, slice(16, 32), slice(16, 32)) == 1
 
 
 def test_an_array_whose_name_needs_escaping_is_read_through_zarrs_store(

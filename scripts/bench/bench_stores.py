@@ -2,12 +2,13 @@
 
 The chain zarr-python writes for Sentinel-2-like products, the window offsets
 (the same SplitMix64 rule as benches/read.rs and benches/remote.rs, so both
-sides of a benchmark read the same windows) and writing a store checked by
-reading it back.
+sides of a benchmark read the same windows), writing a store checked by
+reading it back, and timing whole reads.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +70,15 @@ def write_checked(path: Path, data: np.ndarray, **layout) -> None:
     )
     arr[...] = data
     np.testing.assert_array_equal(arr[...], data)
+
+
+def timed_whole_reads(arr, reps: int) -> list[float]:
+    """Seconds of each of `reps` whole reads of `arr`, each into a fresh
+    output (dropped before the next read); the caller warms up first."""
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        data = arr[...]
+        times.append(time.perf_counter() - t)
+        del data
+    return times

@@ -106,13 +106,7 @@ def configure(pipeline: str, workers: int) -> None:
 
 def time_whole(arr, reps: int) -> float:
     arr[...]  # warm: page cache, pools
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = arr[...]
-        times.append(time.perf_counter() - t)
-        del out
-    return statistics.median(times)
+    return statistics.median(bench_stores.timed_whole_reads(arr, reps))
 
 
 def time_windows(arr, offsets, reps: int) -> float:

@@ -133,13 +133,7 @@ def time_whole(arr, reps: int, reference: np.ndarray) -> list[float]:
     whole = arr[...]
     np.testing.assert_array_equal(whole, reference)
     del whole
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        data = arr[...]
-        times.append(time.perf_counter() - t)
-        del data
-    return times
+    return bench_stores.timed_whole_reads(arr, reps)
 
 
 def counted(side: str, case: str, times: list[float], server: str, reads: int) -> dict:

@@ -26,8 +26,8 @@
 //! `zarr.json` (read through the store, or noted): a shard whose stored
 //! bytes before compression are more than [`ROOM_FOR_COMPRESSION`] times
 //! the read-ahead is taken to be larger. Then from what index reads show:
-//! once one shard is larger (per array as far as a key names it, and
-//! index range), the array's later index reads fetch the index alone.
+//! once one shard is larger (per array as far as a key names it), the
+//! array's later index reads fetch the index alone.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -35,11 +35,9 @@ use object_store::ObjectMeta;
 use zarrs::storage::Bytes;
 use zarrs::storage::byte_range::ByteRange;
 
-use super::reader::shown_range;
-
-/// Arrays learned to have shards larger than the read-ahead, at most
+/// Arrays known to have shards larger than the read-ahead, at most
 /// (forgotten all at once past it: at worst one more read-ahead each).
-const LEARNED_AT_MOST: usize = 4096;
+const LARGE_AT_MOST: usize = 4096;
 
 /// How many times the read-ahead a shard's stored bytes before compression
 /// may be, for its array to be read ahead before any of its shards is
@@ -249,11 +247,6 @@ fn array_part(key: &str) -> &str {
     }
 }
 
-/// What [`ReadAhead`] learns of a shard `key` and its index `range` by.
-fn learned(key: &str, range: ByteRange) -> String {
-    format!("{}\u{0}{}", array_part(key), shown_range(range))
-}
-
 /// Shard bytes held, by key, within a limit of bytes (oldest dropped
 /// first: a call for its chunks then goes to the server); the index reads
 /// under way that may hold what they read; and the arrays learned to have
@@ -267,12 +260,11 @@ pub(crate) struct ReadAhead {
     /// it reads: the last one begun, until another call on the key.
     in_flight: HashMap<String, u64>,
     tickets: u64,
-    /// [`array_part`] and index range of arrays with a shard larger than
-    /// the read-ahead.
-    larger: HashSet<String>,
-    /// Arrays (key prefixes without their `/`) whose metadata says their
-    /// shards are larger than the read-ahead ([`ROOM_FOR_COMPRESSION`]).
-    large_by_metadata: HashSet<String>,
+    /// Arrays (key prefixes without their `/`, as [`array_part`] finds
+    /// them in shard keys) whose metadata says their shards are larger than
+    /// the read-ahead ([`ROOM_FOR_COMPRESSION`]), or with a shard seen to
+    /// be.
+    large: HashSet<String>,
     /// The server answered a range covering a whole object with 200,
     /// which object_store refuses: no read-ahead from this store.
     refused: bool,
@@ -288,8 +280,7 @@ impl ReadAhead {
             order: VecDeque::new(),
             in_flight: HashMap::new(),
             tickets: 0,
-            larger: HashSet::new(),
-            large_by_metadata: HashSet::new(),
+            large: HashSet::new(),
             refused: false,
         }
     }
@@ -310,34 +301,34 @@ impl ReadAhead {
             return;
         }
         let array = prefix.strip_suffix('/').unwrap_or(prefix);
-        let large = stored_shard_bound(metadata)
-            .is_some_and(|bound| bound > read_ahead.saturating_mul(ROOM_FOR_COMPRESSION));
-        if !large {
-            self.large_by_metadata.remove(array);
-        } else if self.large_by_metadata.len() < LEARNED_AT_MOST {
-            self.large_by_metadata.insert(array.to_string());
+        if stored_shard_bound(metadata)
+            .is_some_and(|bound| bound > read_ahead.saturating_mul(ROOM_FOR_COMPRESSION))
+        {
+            self.mark_large(array);
+        } else {
+            self.large.remove(array);
         }
     }
 
-    /// Whether an index read of `key` at `range` should read ahead: bytes
-    /// may be held, the server has not refused it, its array's metadata
-    /// does not say its shards are larger than the read-ahead, and none of
-    /// them was seen to be.
-    pub(crate) fn worth_it(&self, key: &str, range: ByteRange) -> bool {
-        self.limit > 0
-            && !self.refused
-            && !self.large_by_metadata.contains(array_part(key))
-            && !self.larger.contains(&learned(key, range))
+    fn mark_large(&mut self, array: &str) {
+        if self.large.len() >= LARGE_AT_MOST {
+            self.large.clear();
+        }
+        self.large.insert(array.to_string());
     }
 
-    /// Learn from a response to an index read of `key` at `range` that the
+    /// Whether an index read of shard `key` should read ahead: bytes may
+    /// be held, the server has not refused it, and its array is not known
+    /// to have shards larger than the read-ahead.
+    pub(crate) fn worth_it(&self, key: &str) -> bool {
+        self.limit > 0 && !self.refused && !self.large.contains(array_part(key))
+    }
+
+    /// Learn from a response to an index read of shard `key` that the
     /// shard has `size` bytes, of which `read_ahead` would be read ahead.
-    pub(crate) fn learn(&mut self, key: &str, range: ByteRange, size: u64, read_ahead: u64) {
+    pub(crate) fn learn(&mut self, key: &str, size: u64, read_ahead: u64) {
         if size > read_ahead {
-            if self.larger.len() >= LEARNED_AT_MOST {
-                self.larger.clear();
-            }
-            self.larger.insert(learned(key, range));
+            self.mark_large(array_part(key));
         }
     }
 
@@ -602,19 +593,19 @@ mod tests {
     }
 
     /// A shard larger than the read-ahead stops read-ahead for the shards
-    /// of its array with that index range, and for them only; with no
-    /// bytes allowed to be held, nothing is read ahead.
+    /// of its array, and for them only; with no bytes allowed to be held,
+    /// or once the server refused a read-ahead, nothing is read ahead.
     #[test]
     fn shards_larger_than_the_read_ahead_stop_it_for_their_array() {
         let mut held = ReadAhead::new(1000);
-        let suffix = ByteRange::Suffix(20);
-        held.learn("a/c/0/0", suffix, 100, 100);
-        assert!(held.worth_it("a/c/0/1", suffix));
-        held.learn("a/c/0/0", suffix, 101, 100);
-        assert!(!held.worth_it("a/c/5/1", suffix));
-        assert!(held.worth_it("a/c/5/1", ByteRange::Suffix(36)));
-        assert!(held.worth_it("b/c/5/1", suffix));
-        assert!(!ReadAhead::new(0).worth_it("b/c/5/1", suffix));
+        held.learn("a/c/0/0", 100, 100);
+        assert!(held.worth_it("a/c/0/1"));
+        held.learn("a/c/0/0", 101, 100);
+        assert!(!held.worth_it("a/c/5/1"));
+        assert!(held.worth_it("b/c/5/1"));
+        assert!(!ReadAhead::new(0).worth_it("b/c/5/1"));
+        held.refused();
+        assert!(!held.worth_it("b/c/5/1"));
     }
 
     /// `zarr.json` of a `data_type` array of `shard` shards of `inner`
@@ -731,19 +722,18 @@ mod tests {
         let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
         // 512 x 512 uint16: 512 KiB and its index.
         let shards = metadata("uint16", [512, 512], [256, 256], json!([]), plain);
-        let suffix = ByteRange::Suffix(68);
         let mut held = ReadAhead::new(1 << 30);
         held.note_metadata("band/zarr.json", &shards, 128 << 10);
-        assert!(!held.worth_it("band/c/0/0", suffix));
-        assert!(held.worth_it("other/c/0/0", suffix));
+        assert!(!held.worth_it("band/c/0/0"));
+        assert!(held.worth_it("other/c/0/0"));
         held.note_metadata("band/zarr.json", &shards, 1 << 20);
-        assert!(held.worth_it("band/c/0/0", suffix));
+        assert!(held.worth_it("band/c/0/0"));
         held.note_metadata("zarr.json", &shards, 1 << 10);
-        assert!(!held.worth_it("c/0/0", suffix));
-        assert!(held.worth_it("band/c/0/0", suffix));
+        assert!(!held.worth_it("c/0/0"));
+        assert!(held.worth_it("band/c/0/0"));
         // Not metadata: nothing noted.
         held.note_metadata("band/zarr.jsonx", &shards, 1);
         held.note_metadata("bandzarr.json", &shards, 1);
-        assert!(held.worth_it("band/c/0/0", suffix));
+        assert!(held.worth_it("band/c/0/0"));
     }
 }

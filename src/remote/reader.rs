@@ -420,7 +420,7 @@ impl AsyncRemoteStore {
         let kept = self
             .indexes()
             .is_some_and(|i| i.version(key.as_str()).is_some());
-        let worth_it = self.read_ahead > 0 && self.read_ahead_state().worth_it(key.as_str(), range);
+        let worth_it = self.read_ahead > 0 && self.read_ahead_state().worth_it(key.as_str());
         let ahead = match range {
             _ if kept || !worth_it => None,
             ByteRange::Suffix(len) if self.read_ahead > len => {
@@ -456,7 +456,7 @@ impl AsyncRemoteStore {
         };
         if self.read_ahead > 0 {
             self.read_ahead_state()
-                .learn(key.as_str(), range, meta.size, self.read_ahead);
+                .learn(key.as_str(), meta.size, self.read_ahead);
         }
         let bytes = match ticket {
             None => bytes,
@@ -550,7 +550,7 @@ fn shown_url(url: &str) -> String {
 /// `range` as messages show it (zarrs' `Display` of a range adds its start
 /// and length, which overflows for a range past the largest offset: a
 /// hostile shard index can ask for one).
-pub(super) fn shown_range(range: ByteRange) -> String {
+fn shown_range(range: ByteRange) -> String {
     match range {
         ByteRange::FromStart(start, Some(n)) => format!("at {start}, {n} bytes"),
         ByteRange::FromStart(start, None) => format!("from {start}"),
@@ -649,15 +649,23 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 from_held = Some(answer);
             }
         }
-        // The version every request of this call is conditional on, and
-        // the ranges kept from that same version, taken at once: a shard
-        // index asked for beside inner chunks (the read engine's check that
-        // they belong to the index it used) is answered from here, so
-        // equal to that index only if the chunks come from its version.
-        let snapshot = match from_held {
-            Some(_) => None,
-            None => self.indexes().and_then(|i| i.snapshot(key.as_str())),
+        // Else the version every request of this call is conditional on,
+        // and the ranges kept from that same version, taken at once: a
+        // shard index asked for beside inner chunks (the read engine's
+        // check that they belong to the index it used) is answered from
+        // here, so equal to that index only if the chunks come from its
+        // version.
+        let (kept, known): (Vec<Option<Bytes>>, Option<ObjectMeta>) = match from_held {
+            Some(answer) => (answer.ranges, Some(answer.meta)),
+            None => match self.indexes().and_then(|i| i.snapshot(key.as_str())) {
+                Some(snapshot) => (
+                    ranges.iter().map(|&r| snapshot.get(r)).collect(),
+                    Some(snapshot.meta),
+                ),
+                None => (vec![None; ranges.len()], None),
+            },
         };
+        let known = known.as_ref();
         let path = Path::from(key.as_str());
         let mut requests = ranges
             .iter()
@@ -671,32 +679,19 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 })
             })
             .collect::<Result<Vec<Request>, _>>()?;
-        if let Some(answer) = &from_held {
-            for (request, held) in requests.iter_mut().zip(&answer.ranges) {
-                if let Some(bytes) = held {
-                    *request = Request::Kept(bytes.clone());
-                }
-            }
-        } else if let Some(snapshot) = &snapshot {
-            let kept: Vec<Option<Bytes>> = ranges.iter().map(|&r| snapshot.get(r)).collect();
-            // Only beside a request, which checks the version: kept ranges
-            // alone would be served with no check at all.
-            let sends = requests
-                .iter()
-                .zip(&kept)
-                .any(|(request, kept)| kept.is_none() && !matches!(request, Request::Empty));
-            if sends {
-                for (request, kept) in requests.iter_mut().zip(kept) {
-                    if let Some(bytes) = kept {
-                        *request = Request::Kept(bytes);
-                    }
+        // Only beside a request, which checks the version: kept ranges
+        // alone would be served with no check at all.
+        let sends = requests
+            .iter()
+            .zip(&kept)
+            .any(|(request, kept)| kept.is_none() && !matches!(request, Request::Empty));
+        if sends {
+            for (request, kept) in requests.iter_mut().zip(kept) {
+                if let Some(bytes) = kept {
+                    *request = Request::Kept(bytes);
                 }
             }
         }
-        let known = match &from_held {
-            Some(answer) => Some(&answer.meta),
-            None => snapshot.as_ref().map(|s| &s.meta),
-        };
         let bounded: Vec<Range<u64>> = requests
             .iter()
             .filter_map(|r| match r {
@@ -744,11 +739,9 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             out.push(match request {
                 Request::Empty => Ok(Bytes::new()),
                 Request::Kept(bytes) => Ok(bytes),
-                Request::Bounded(r) => {
-                    let bytes = bounded_bytes.next().ok_or_else(missing)?;
-                    let what = format!("bytes {}..{}", r.start, r.end);
-                    self.checked(key, &what, r.end - r.start, bytes)
-                }
+                // As long as asked for: `fetch_exactly` got all of each
+                // coalesced range.
+                Request::Bounded(_) => bounded_bytes.next().ok_or_else(missing),
                 Request::Open(GetRange::Suffix(len)) => {
                     let bytes = open_bytes.next().ok_or_else(missing)?;
                     self.checked(key, &format!("the last {len} bytes"), len, bytes)

@@ -711,6 +711,90 @@ mod async_reads {
         assert!(message.contains("c/0/1"), "{message}");
     }
 
+    /// An async store whose chunk `get`s each wait for one more poll and
+    /// count how many are in flight at once (the most seen); everything
+    /// but `zarr.json` is missing.
+    struct InFlight {
+        metadata: zarrs::storage::Bytes,
+        now: AtomicU64,
+        most: AtomicU64,
+    }
+
+    #[async_trait::async_trait]
+    impl zarrs::storage::AsyncReadableStorageTraits for InFlight {
+        async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+            if key.as_str() == "zarr.json" {
+                return Ok(Some(self.metadata.clone()));
+            }
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            tokio::task::yield_now().await;
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            Ok(None)
+        }
+
+        async fn get_partial_many<'a>(
+            &'a self,
+            key: &StoreKey,
+            _byte_ranges: ByteRangeIterator<'a>,
+        ) -> Result<zarrs::storage::AsyncMaybeBytesIterator<'a>, StorageError> {
+            panic!("{key}: a whole chunk is read with get")
+        }
+
+        async fn size_key(&self, _key: &StoreKey) -> Result<Option<u64>, StorageError> {
+            Ok(None)
+        }
+
+        fn supports_get_partial(&self) -> bool {
+            true
+        }
+    }
+
+    /// A float64 array of 3 chunks of 1536 x 2048 (24 MiB decoded each),
+    /// stored as `stored` (a `cast_value` data type, or none), nothing
+    /// written: the most chunk `get`s in flight at once while it is read
+    /// whole, and whether it read as the fill value.
+    async fn most_fetches_in_flight(stored: Option<&str>) -> u64 {
+        let mut codecs = vec![];
+        if let Some(data_type) = stored {
+            codecs.push(serde_json::json!({
+                "name": "cast_value", "configuration": {"data_type": data_type}
+            }));
+        }
+        codecs.push(serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}}));
+        let metadata = serde_json::json!({
+            "zarr_format": 3, "node_type": "array", "shape": [1536, 6144],
+            "data_type": "float64", "fill_value": 2.5,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1536, 2048]}},
+            "chunk_key_encoding": {"name": "default"},
+            "codecs": codecs,
+        });
+        let store = Arc::new(InFlight {
+            metadata: serde_json::to_vec(&metadata).unwrap().into(),
+            now: AtomicU64::new(0),
+            most: AtomicU64::new(0),
+        });
+        let array = Array::async_open(store.clone(), "/").await.unwrap();
+        let got = array
+            .async_retrieve_array_subset_vec::<f64>(&array.subset_all())
+            .await
+            .unwrap();
+        assert!(got.iter().all(|&v| v == 2.5));
+        store.most.load(Ordering::SeqCst)
+    }
+
+    /// Fetches are budgeted by the bytes they hold, decodes by the bytes
+    /// they write: chunks of 24 MiB decoded but 3 MiB stored (`cast_value`
+    /// to uint8) are all fetched at once though only 2 fit the 64 MiB of
+    /// decoded buffers (the read used to wait on 2 fetches at a time); the
+    /// same chunks stored as float64 are fetched 2 at a time.
+    #[tokio::test(flavor = "current_thread")]
+    async fn async_fetches_are_budgeted_by_stored_bytes() {
+        zarrs_extension_codecs::register_overrides();
+        assert_eq!(most_fetches_in_flight(Some("uint8")).await, 3);
+        assert_eq!(most_fetches_in_flight(None).await, 2);
+    }
+
     /// A large async read on a current-thread runtime: a task that yields
     /// in a loop keeps being polled, never waiting long, while the read
     /// runs (its decodes are on rayon's threads, not the runtime's).

@@ -9,10 +9,21 @@
 //! any await, so no other thread may hold a pointer into it. A future
 //! dropped mid-way leaves its decodes to finish into their own buffers,
 //! which are then freed.
+//!
+//! Fetching and decoding are two stages with a memory budget each, so
+//! that a read of large units keeps fetching while it decodes: a unit
+//! decoded into 32 MiB may be stored in 5 MiB (a cast to a narrower type,
+//! compression), and one budget for both kept 2 such units in flight,
+//! waiting on one round trip after another. Buffers copied out are reused
+//! by the next decodes (a fresh large buffer is fresh pages, each zeroed
+//! by the kernel on first touch).
 
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 
+use futures::stream::FuturesUnordered;
 use futures::{StreamExt, TryStreamExt};
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
@@ -24,12 +35,33 @@ use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error, vanished};
 use super::plan::{Engine, Unit, units};
 use super::{ASYNC_IN_FLIGHT, at, decode};
 
-/// Decoded bytes of units in flight at most (their buffers), unless one
-/// unit alone is larger.
-const IN_FLIGHT_BYTES: usize = 64 << 20;
+/// Decoded bytes of units being decoded at most (their buffers), unless
+/// one unit alone is larger.
+const DECODING_BYTES: usize = 64 << 20;
+
+/// Stored bytes of units being fetched or waiting for a decode at most, as
+/// far as their codecs bound them (see `Engine::fetched_bytes_bound`),
+/// unless one unit alone is larger. Kept apart from the decoded budget:
+/// stored bytes are a fraction of decoded ones (a cast to a narrower type,
+/// compression), and a read that fetched only as many units as it can
+/// decode at once would wait on one round trip after another.
+const FETCHING_BYTES: usize = 64 << 20;
+
+/// What a unit's job gives back.
+enum Done {
+    /// Its pieces, to decode.
+    Fetched(Unit, Fetched),
+    /// Its part of the window, decoded (by zarrs, or by a decode job).
+    Decoded(Unit, Vec<u8>),
+}
 
 /// Read `window` of `array` into `out` (its bytes, C order, exactly the
 /// window's size).
+///
+/// Fetches and decodes are two stages with budgets of their own: up to
+/// [`ASYNC_IN_FLIGHT`] units fetched (or fetched and waiting) within
+/// [`FETCHING_BYTES`], and as many decoded at once as fit in
+/// [`DECODING_BYTES`]; fetches go on while units decode.
 pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: Arc<Engine>,
@@ -47,43 +79,88 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
             out.len()
         )));
     }
-    let largest = units
-        .iter()
-        .map(|u| u.part.num_elements_usize() * engine.element_size)
-        .max()
-        .unwrap_or(0);
-    let in_flight = (IN_FLIGHT_BYTES / largest.max(1)).clamp(1, ASYNC_IN_FLIGHT);
+    let largest = |bytes: &dyn Fn(&Unit) -> usize| units.iter().map(bytes).max().unwrap_or(0);
+    let decoded_bytes = |u: &Unit| u.part.num_elements_usize() * engine.element_size;
+    let decoding = (DECODING_BYTES / largest(&decoded_bytes).max(1)).clamp(1, ASYNC_IN_FLIGHT);
+    let fetching = (FETCHING_BYTES / largest(&|u| engine.fetched_bytes_bound(u)).max(1))
+        .clamp(1, ASYNC_IN_FLIGHT);
     let threads = options.concurrent_target().max(1);
     let unit_options =
-        options.with_concurrent_target((threads / in_flight.min(units.len()).max(1)).max(1));
-    let jobs = units.into_iter().map(|unit| {
+        options.with_concurrent_target((threads / decoding.min(units.len()).max(1)).max(1));
+
+    let fetch_job = |unit: Unit| {
         let store = store.clone();
         let engine = engine.clone();
-        let options = unit_options;
         async move {
             if engine.zarrs_reads(&unit) {
                 // Part of an uncompressed chunk: little to decode.
                 let bytes = array
-                    .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(&unit.part, &options)
+                    .async_retrieve_array_subset_opt::<ArrayBytes<'static>>(
+                        &unit.part,
+                        &unit_options,
+                    )
                     .await
                     .and_then(|b| Ok(b.into_fixed()?.into_owned()))
                     .map_err(|e| super::zarrs_error(&engine, &unit, &e))?;
-                return Ok((unit, bytes));
+                return Ok(Done::Decoded(unit, bytes));
             }
-            let fetched = fetch(&*store, &engine, &unit, &options)
+            let fetched = fetch(&*store, &engine, &unit, &unit_options)
                 .await
                 .map_err(|e| at(&engine, e))?;
-            off_runtime(move || {
-                let bytes = decode_owned(&engine, &unit, fetched, &options)?;
-                Ok((unit, bytes))
-            })
-            .await
+            Ok::<_, ArrayError>(Done::Fetched(unit, fetched))
         }
-    });
-    let mut decoded = futures::stream::iter(jobs).buffer_unordered(in_flight);
+    };
+    let decode_job = |unit: Unit, fetched: Fetched, buffer: Vec<u8>| {
+        let engine = engine.clone();
+        off_runtime(move || {
+            let bytes = decode_owned(&engine, &unit, fetched, buffer, &unit_options)?;
+            Ok((unit, bytes))
+        })
+    };
+
+    let mut waiting = units.into_iter();
+    let mut in_fetch = FuturesUnordered::new();
+    let mut fetched = VecDeque::new();
+    let mut in_decode = FuturesUnordered::new();
+    // Buffers copied out, for the next decodes: a fresh buffer of a large
+    // unit is fresh pages, each zeroed by the kernel on first touch.
+    let mut spare: Vec<Vec<u8>> = Vec::new();
     let cells = UnsafeCellSlice::new(out);
-    while let Some(result) = decoded.next().await {
-        let (unit, bytes) = result?;
+    loop {
+        // Fetched units waiting for a decode keep their bytes: they count
+        // against the fetch budget until their decode starts.
+        while in_fetch.len() + fetched.len() < fetching {
+            let Some(unit) = waiting.next() else { break };
+            in_fetch.push(fetch_job(unit));
+        }
+        while in_decode.len() < decoding {
+            let Some((unit, bytes)) = fetched.pop_front() else {
+                break;
+            };
+            in_decode.push(decode_job(unit, bytes, spare.pop().unwrap_or_default()));
+        }
+        if in_fetch.is_empty() && in_decode.is_empty() {
+            break;
+        }
+        // Whichever finishes first; an empty set answers `None` and waits
+        // on nothing, so the other one's wake-up is the one registered.
+        let done = futures::future::poll_fn(|cx| {
+            if let Poll::Ready(Some(result)) = in_decode.poll_next_unpin(cx) {
+                return Poll::Ready(result.map(|(unit, bytes)| Done::Decoded(unit, bytes)));
+            }
+            if let Poll::Ready(Some(result)) = in_fetch.poll_next_unpin(cx) {
+                return Poll::Ready(result);
+            }
+            Poll::Pending
+        })
+        .await?;
+        let (unit, bytes) = match done {
+            Done::Fetched(unit, bytes) => {
+                fetched.push_back((unit, bytes));
+                continue;
+            }
+            Done::Decoded(unit, bytes) => (unit, bytes),
+        };
         // SAFETY: units partition the window, and this is the only view of
         // `out` alive (decodes write into their own buffers).
         let mut view = unsafe {
@@ -92,18 +169,27 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         .map_err(zarrs::array::CodecError::from)?;
         view.copy_from_slice(&bytes)
             .map_err(zarrs::array::CodecError::from)?;
+        // Buffers decoding and spare stay within the decoded budget.
+        if in_decode.len() + spare.len() < decoding {
+            spare.push(bytes);
+        }
     }
     Ok(())
 }
 
-/// Decode `fetched` into a new buffer holding `unit`'s part of the window.
+/// Decode `fetched` into `buffer` (its allocation reused), which then
+/// holds `unit`'s part of the window.
 fn decode_owned(
     engine: &Engine,
     unit: &Unit,
     fetched: Fetched,
+    mut bytes: Vec<u8>,
     options: &CodecOptions,
 ) -> Result<Vec<u8>, ArrayError> {
-    let mut bytes = vec![0u8; unit.part.num_elements_usize() * engine.element_size];
+    // Every byte is written by the decode (the pieces partition the
+    // part); zeroed first so that nothing of an earlier unit could show.
+    bytes.clear();
+    bytes.resize(unit.part.num_elements_usize() * engine.element_size, 0);
     let origin = vec![0; unit.part.dimensionality()];
     let target = decode::Target {
         cells: UnsafeCellSlice::new(&mut bytes),

@@ -46,9 +46,11 @@
 //! file system: `docs/performance.md`).
 //!
 //! Chunks and shards are fetched and decoded on up to
-//! `CodecOptions::concurrent_target` threads at once (the sync API) or
-//! with up to 16 fetches in flight (the async API), each
-//! decoded piece written straight into its window of the output. Errors
+//! `CodecOptions::concurrent_target` threads at once (the sync API), each
+//! decoded piece written straight into its window of the output; or (the
+//! async API) with up to 16 fetches in flight within 64 MiB of stored
+//! bytes, beside decodes within 64 MiB of decoded buffers
+//! (`async_engine`). Errors
 //! name the array, the chunk or shard key and the inner chunk, from the
 //! first attempt.
 //!

@@ -138,6 +138,55 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The stored bytes a fetch of `unit` holds, at most as far as the
+    /// codecs tell (a compressor's bound), else the decoded bytes of what
+    /// it fetches: what a read budgets for fetched bytes held in memory.
+    pub(crate) fn fetched_bytes_bound(&self, unit: &Unit) -> usize {
+        let elements = |shape: &[u64]| shape.iter().product::<u64>();
+        let decoded = |elements: u64| {
+            usize::try_from(elements)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(self.element_size)
+        };
+        if self.zarrs_reads(unit) {
+            return decoded(unit.part.num_elements());
+        }
+        match &self.layout {
+            Layout::Chunks => {
+                let shape: Vec<u64> = unit.shape.iter().map(|s| s.get()).collect();
+                match self.codecs.encoded_representation(
+                    &unit.shape,
+                    &self.data_type,
+                    &self.fill_value,
+                ) {
+                    Ok(BytesRepresentation::FixedSize(n) | BytesRepresentation::BoundedSize(n)) => {
+                        usize::try_from(n).unwrap_or(usize::MAX)
+                    }
+                    _ => decoded(elements(&shape)),
+                }
+            }
+            Layout::Shards(shards) => {
+                // The inner chunks the part touches, each at most its bound.
+                let sub: Vec<u64> = shards.subchunk_shape.iter().map(|s| s.get()).collect();
+                let (start, end) = (unit.inside.start(), unit.inside.end_exc());
+                let count = (0..sub.len().min(start.len()))
+                    .map(|d| (end[d].saturating_sub(1)) / sub[d] - start[d] / sub[d] + 1)
+                    .product::<u64>();
+                let each = match shards.inner_bytes {
+                    InnerBytes::Fixed(n) | InnerBytes::AtMost(n) => {
+                        usize::try_from(n).unwrap_or(usize::MAX)
+                    }
+                    InnerBytes::Any => decoded(elements(&sub)),
+                };
+                usize::try_from(count)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(each)
+            }
+        }
+    }
+}
+
 enum Sharding {
     No,
     Yes(Box<ShardLayout>),

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(configuration decode round_trip differential slices)
+[ ${#targets[@]} -eq 0 ] && targets=(configuration decode round_trip differential slices chunk_decode shards)
 flags="${FUZZ_FLAGS:--a}"
 
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz

@@ -87,6 +87,11 @@ fn shards_corpus() {
         refused > 0,
         "no shards input was refused: the index checks are not reached"
     );
+    #[cfg(feature = "async")]
+    assert!(
+        fuzz_harness::shards::ASYNC_READS.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "no shards window was read through the async engine"
+    );
 }
 
 #[test]

@@ -14,6 +14,8 @@
 //! such an avoidance.
 #![allow(dead_code)]
 
+#[cfg(feature = "async")]
+pub mod async_read;
 pub mod chunk_decode;
 pub mod input;
 pub mod model;

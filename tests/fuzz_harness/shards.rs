@@ -10,7 +10,10 @@
 //!
 //! Property: `ArrayReadExt` never panics; a window that does not touch the
 //! spoiled shard reads the values written; an error from a window that
-//! touches it names the shard's key. zarrs' own read is not run on these
+//! touches it names the shard's key. With the `async` feature,
+//! `AsyncArrayReadExt` reads each window too (through
+//! `async_read::AsyncOf`) and gives the same values, or an error naming
+//! the shard where the sync read gave one. zarrs' own read is not run on these
 //! shards (ZARRS-AVOID(shard-index-overflow), see `targets.rs`); reads go
 //! through `CheckedStore` (ZARRS-AVOID(memory-store-ranges)).
 
@@ -38,6 +41,10 @@ const ENTRIES: usize = 4;
 /// Inputs whose spoiled shard was read and refused with an error (so the
 /// replay shows the checks are reached).
 pub static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+/// Windows read through `AsyncArrayReadExt` too (so the replay shows the
+/// async engine is reached).
+pub static ASYNC_READS: AtomicUsize = AtomicUsize::new(0);
 
 pub fn shards(data: &[u8]) {
     let mut u = Unstructured::new(data);
@@ -110,7 +117,14 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     };
     store.set(&key, spoiled.into()).unwrap();
 
-    let array = Array::open(Arc::new(CheckedStore(store)), "/").unwrap();
+    let checked = Arc::new(CheckedStore(store));
+    let array = Array::open(checked.clone(), "/").unwrap();
+    #[cfg(feature = "async")]
+    let async_array = super::async_read::block_on(Array::async_open(
+        Arc::new(super::async_read::AsyncOf(checked)),
+        "/",
+    ))
+    .unwrap();
     let options = CodecOptions::default().with_concurrent_target(threads);
     for _ in 0..2 {
         let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
@@ -119,7 +133,24 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
         let window = ArraySubset::new_with_ranges(&[r0..r1, c0..c1]);
         let touches = r0 < SHARD[0] && c0 < SHARD[1];
-        match array.retrieve_array_subset_vec_opt::<u16>(&window, &options) {
+        let read = array.retrieve_array_subset_vec_opt::<u16>(&window, &options);
+        #[cfg(feature = "async")]
+        {
+            use zarrs_extension_codecs::AsyncArrayReadExt;
+            let async_read = super::async_read::block_on(
+                async_array.async_retrieve_array_subset_vec_opt::<u16>(&window, &options),
+            );
+            match (&read, async_read) {
+                (Ok(sync), Ok(got)) => assert_eq!(&got, sync, "{window:?}: async read"),
+                (Err(_), Err(e)) => {
+                    let message = e.to_string();
+                    assert!(message.contains("c/0/0"), "{window:?}: async: {message}");
+                }
+                (sync, got) => panic!("{window:?}: sync {sync:?}, async {got:?}"),
+            }
+            ASYNC_READS.fetch_add(1, Ordering::Relaxed);
+        }
+        match read {
             Ok(got) if !touches => {
                 let want: Vec<u16> = (r0..r1)
                     .flat_map(|r| (c0..c1).map(move |c| value(r, c)))

@@ -1123,6 +1123,8 @@ def main() -> int:
     sections = set(args.sections.split(","))
 
     module = importlib.import_module(args.ours)
+    if getattr(importlib.import_module(f"{args.ours}._native"), "_debug_build", False):
+        sys.exit(f"{args.ours} is a debug build: install a release build to time it")
     impls = (
         Impl("zarr's", ScaleOffset, CastValue),
         Impl("ours", module.ScaleOffset, module.CastValue),

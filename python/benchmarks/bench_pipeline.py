@@ -35,6 +35,7 @@ import contextlib
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -258,6 +259,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     args = parser.parse_args()
+    if zarrs_extension_codecs._native._debug_build:
+        sys.exit("zarrs_extension_codecs is a debug build: install a release build to time it")
     text = report(run(QUICK if args.quick else FULL))
     print(text)
     if args.markdown:

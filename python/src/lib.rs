@@ -440,5 +440,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CastPlan>()?;
     pipeline::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether this is a debug build: the benchmarks refuse to time one.
+    m.add("_debug_build", cfg!(debug_assertions))?;
     Ok(())
 }

@@ -8,12 +8,28 @@ reading it back, and timing whole reads.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import zarr
 from zarr.codecs import CastValue, ScaleOffset
+
+
+def require_release_build() -> None:
+    """Exit unless the installed package is a release build: a debug
+    build (the tests' `maturin build --profile dev`) is several times
+    slower, and its numbers would be taken for the package's."""
+    from zarrs_extension_codecs import _native
+
+    if getattr(_native, "_debug_build", False):
+        sys.exit(
+            "zarrs_extension_codecs in this venv is a debug build; install a release one:\n"
+            "  (cd python && ../.venv/bin/maturin build --release --out ../target/wheels-release)\n"
+            "  .venv/bin/python -m pip install --no-deps --force-reinstall "
+            "target/wheels-release/*.whl"
+        )
 
 
 def chain(offset: float, scale: float, data_type: str) -> list:

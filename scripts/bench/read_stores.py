@@ -190,6 +190,7 @@ def bench(root: Path, out: Path, reps: int) -> None:
 
 
 def main() -> None:
+    bench_stores.require_release_build()
     cmd, root = sys.argv[1], Path(sys.argv[2])
     if cmd == "write":
         write(root)

@@ -234,6 +234,7 @@ def report(paths: list[Path]) -> None:
 
 
 def main() -> None:
+    bench_stores.require_release_build()
     cmd = sys.argv[1]
     if cmd == "write":
         write(Path(sys.argv[2]))

@@ -266,6 +266,93 @@ def test_fsspec_http_with_request_arguments_is_not_mapped() -> None:
     assert isinstance(remote_source(store), str)
 
 
+def s3fs_store(url: str, **options: Any) -> FsspecStore:
+    return FsspecStore.from_url(url, read_only=True, storage_options=options)
+
+
+def test_s3fs_is_mapped_with_its_settings() -> None:
+    store = s3fs_store(
+        "s3://bucket/a/product.zarr/",
+        key="AKIDEXAMPLE",
+        secret="very-secret",
+        token="a-session",
+        endpoint_url="http://127.0.0.1:9",
+        client_kwargs={"region_name": "eu-west-1"},
+        default_block_size=1 << 20,
+    )
+    source = remote_source(store)
+    assert source == RemoteSource(
+        "s3://bucket/a/product.zarr",
+        (
+            ("access_key_id", "AKIDEXAMPLE"),
+            ("endpoint", "http://127.0.0.1:9"),
+            ("region", "eu-west-1"),
+            ("secret_access_key", "very-secret"),
+            ("session_token", "a-session"),
+        ),
+    )
+    assert "very-secret" not in repr(source)
+
+
+def test_s3fs_anonymous_is_mapped_unsigned() -> None:
+    store = s3fs_store("s3://bucket/p.zarr", anon=True, client_kwargs={"region_name": "us-west-2"})
+    source = remote_source(store)
+    assert isinstance(source, RemoteSource)
+    assert source.url == "s3://bucket/p.zarr"
+    assert dict(source.s3_config) == {"region": "us-west-2", "skip_signature": "true"}
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        pytest.param({"anon": True}, "without a region", id="no-region"),
+        pytest.param(
+            {"anon": True, "client_kwargs": {"region_name": "eu-west-1", "verify": False}},
+            "client_kwargs ['verify']",
+            id="client-kwargs",
+        ),
+        pytest.param(
+            {"anon": True, "endpoint_url": "http://h:9", "requester_pays": True},
+            "settings ['requester_pays']",
+            id="requester-pays",
+        ),
+        pytest.param(
+            {"endpoint_url": "http://h:9", "config_kwargs": {"retries": {"max_attempts": 9}}},
+            "settings ['config_kwargs']",
+            id="config-kwargs",
+        ),
+        pytest.param(
+            {"profile": "sso-user", "client_kwargs": {"region_name": "eu-west-1"}},
+            "settings ['profile']",
+            id="profile",
+        ),
+        pytest.param(
+            {"client_kwargs": {"region_name": "eu-west-1"}},
+            "credentials found by botocore",
+            id="botocore-credentials",
+        ),
+    ],
+)
+def test_s3fs_configured_beyond_what_carries_over_is_not_mapped(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], reason: str
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+    got = remote_source(s3fs_store("s3://bucket/p.zarr", **options))
+    assert isinstance(got, str), got
+    assert reason in got
+
+
+def test_s3fs_with_keys_in_the_environment_is_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
+    store = s3fs_store("s3://bucket/p.zarr", client_kwargs={"region_name": "eu-west-1"})
+    source = remote_source(store)
+    assert isinstance(source, RemoteSource)
+    # The keys stay where they are: the remote layer reads the environment.
+    assert dict(source.s3_config) == {"region": "eu-west-1"}
+
+
 def test_other_stores_are_not_remote(tmp_path: Path) -> None:
     assert remote_source(LocalStore(tmp_path)) is None
     assert remote_source(ObjectStore(obstore.store.LocalStore(str(tmp_path)))) is None
@@ -440,6 +527,18 @@ def test_obstore_s3_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
     s3 = servers.moto_s3store(s3_endpoint, "products", product.name)
     for name in ["b04", "start"]:
         read_all(open_remote(ObjectStore(s3, read_only=True), name), expected(product, name))
+
+
+def test_s3fs_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
+    store = s3fs_store(
+        f"s3://products/{product.name}",
+        key="testing",
+        secret="testing",
+        endpoint_url=s3_endpoint,
+        client_kwargs={"region_name": "us-east-1"},
+    )
+    for name in ["b04", "start", "plain"]:
+        read_all(open_remote(store, name), expected(product, name))
 
 
 def test_an_array_pickles_and_the_copy_reads_through_the_remote_layer(

@@ -9,7 +9,7 @@ and `CastValue`, for what zarrs is not given:
 
 - reads: chunks of a `LocalStore` are read by Rust from their files; those
   of an HTTP or S3 store (obstore's `HTTPStore` and `S3Store` under zarr's
-  `ObjectStore`, fsspec's HTTP file system under `FsspecStore`) by the
+  `ObjectStore`, fsspec's HTTP file system and s3fs under `FsspecStore`) by the
   crate's remote layer at the same URL with the same settings (see
   `_remote`), so a shard's index is kept and a window of it costs one round
   trip; any other store's chunks are fetched through zarr's async store API

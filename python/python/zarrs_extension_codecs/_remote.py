@@ -2,17 +2,30 @@
 remote layer, and how: the store's URL and settings, carried over.
 
 Mapped: zarr's `ObjectStore` over obstore's `HTTPStore` or `S3Store`, and
-zarr's `FsspecStore` over fsspec's HTTP file system, each exactly (not a
-subclass) and only when every setting it holds can be carried over:
+zarr's `FsspecStore` over fsspec's HTTP file system or s3fs's
+`S3FileSystem`, each exactly (not a subclass) and only when every setting
+it holds can be carried over:
 
 - obstore's S3 settings are object_store's (obstore is object_store too),
   so they are passed as they are (`endpoint`, `region`, `access_key_id`,
   `secret_access_key`, `session_token`, `skip_signature`, ...);
 - client options: only `allow_http` (the remote layer allows plain HTTP
   for an `http://` URL or endpoint);
+- s3fs: `anon`, `key` / `secret` / `token`, `endpoint_url` (also in
+  `client_kwargs`) and `client_kwargs={"region_name": ...}`, and settings
+  that change nothing of what is fetched or how it is signed (caches, block
+  sizes, the event loop). It is mapped only when the region is given (or
+  an endpoint: an S3-compatible server), because s3fs follows S3's redirect
+  to a bucket's region and the remote layer does not; and only with
+  `anon=True` or keys (given, or in `AWS_ACCESS_KEY_ID` /
+  `AWS_SECRET_ACCESS_KEY`), because s3fs finds credentials through
+  botocore (SSO, `credential_process`, assumed roles), which the remote
+  layer does not all follow;
 - a retry configuration, a credential provider, any other client option,
-  fsspec client or request arguments (headers, authentication): not
-  mapped; zarr's store API fetches the chunks, as before.
+  fsspec client or request arguments (headers, authentication), any other
+  s3fs setting (`config_kwargs`, `s3_additional_kwargs`, `requester_pays`,
+  `profile`, `session`, `version_aware`, ...): not mapped; zarr's store
+  API fetches the chunks, as before.
 
 What is not mapped is named in a debug log line. Nothing is fetched when
 the remote store is set up; it reads what obstore or fsspec would read,
@@ -23,6 +36,7 @@ also the shared profile files).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -41,6 +55,35 @@ _SAFE = re.compile(r"[A-Za-z0-9._~-]+")
 
 # obstore client options the remote layer has the same behaviour for.
 _CLIENT_OPTIONS = frozenset({"allow_http"})
+
+# s3fs settings carried over (as object_store's S3 settings, below) ...
+_S3FS_SETTINGS = {
+    "key": "access_key_id",
+    "username": "access_key_id",
+    "secret": "secret_access_key",
+    "password": "secret_access_key",
+    "token": "session_token",
+    "endpoint_url": "endpoint",
+}
+# ... and those that change nothing of which bytes are fetched or how a
+# request is signed: caching, listing, block sizes, the event loop.
+_S3FS_HARMLESS = frozenset(
+    {
+        "anon",  # read separately
+        "client_kwargs",  # read separately
+        "asynchronous",
+        "loop",
+        "skip_instance_cache",
+        "use_listings_cache",
+        "listings_expiry_time",
+        "max_paths",
+        "default_block_size",
+        "default_fill_cache",
+        "default_cache_type",
+        "cache_regions",
+        "max_concurrency",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -175,6 +218,8 @@ def _fsspec(store: object) -> RemoteSource | str | None:
     fs = getattr(store, "fs", None)
     protocol = getattr(fs, "protocol", None)
     protocols = {protocol} if isinstance(protocol, str) else set(protocol or ())
+    if "s3" in protocols:
+        return _s3fs(store, fs)
     if not protocols & {"http", "https"}:
         return None
     if getattr(fs, "client_kwargs", None) or getattr(fs, "kwargs", None):
@@ -188,3 +233,40 @@ def _fsspec(store: object) -> RemoteSource | str | None:
         return f"fsspec HTTP store at a path that is not a URL ({url[:40]!r})"
     base, query, rest = url.partition("?")
     return RemoteSource(f"{base.rstrip('/')}{query}{rest}")
+
+
+def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
+    try:
+        from s3fs import S3FileSystem
+    except ImportError:
+        return None
+    if type(fs) is not S3FileSystem:
+        return None
+    # What the file system was made with (fsspec keeps it), None as unset.
+    options = {k: v for k, v in dict(getattr(fs, "storage_options", {})).items() if v is not None}
+    unknown = sorted(set(options) - set(_S3FS_SETTINGS) - _S3FS_HARMLESS)
+    if unknown:
+        return f"s3fs with settings {unknown}"
+    client = dict(options.get("client_kwargs") or {})
+    extra = sorted(set(client) - {"endpoint_url", "region_name"})
+    if extra:
+        return f"s3fs with client_kwargs {extra}"
+    config = {name: str(options[key]) for key, name in _S3FS_SETTINGS.items() if key in options}
+    if "endpoint_url" in client:
+        config["endpoint"] = str(client["endpoint_url"])
+    if "region_name" in client:
+        config["region"] = str(client["region_name"])
+    if "region" not in config and "endpoint" not in config:
+        return "s3fs without a region (client_kwargs={'region_name': ...})"
+    anonymous = bool(options.get("anon", False))
+    if anonymous:
+        config["skip_signature"] = "true"
+    elif "access_key_id" not in config and not (
+        os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")
+    ):
+        return "s3fs with credentials found by botocore (neither anon nor keys)"
+    path = str(getattr(store, "path", "")).removeprefix("s3://").strip("/")
+    bucket = path.partition("/")[0]
+    if not bucket:
+        return "s3fs store without a bucket"
+    return RemoteSource(f"s3://{path}", tuple(sorted(config.items())))

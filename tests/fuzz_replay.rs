@@ -90,7 +90,7 @@ fn shards_corpus() {
     #[cfg(feature = "async")]
     assert!(
         fuzz_harness::shards::ASYNC_READS.load(std::sync::atomic::Ordering::Relaxed) > 0,
-        "no shards window was read through the async engine"
+        "no shards window's async read was compared with the sync one"
     );
 }
 

@@ -12,9 +12,9 @@
 //!
 //! Fetching and decoding are two stages with a memory budget each, so
 //! that a read of large units keeps fetching while it decodes: a unit
-//! decoded into 32 MiB may be stored in 5 MiB (a cast to a narrower type,
-//! compression), and one budget for both kept 2 such units in flight,
-//! waiting on one round trip after another. Buffers copied out are reused
+//! decoded into 32 MiB may be stored in 8 MiB or less (a cast to a
+//! narrower type, then compression), and one budget for both kept 2 such
+//! units in flight, waiting on one round trip after another. Buffers copied out are reused
 //! by the next decodes (a fresh large buffer is fresh pages, each zeroed
 //! by the kernel on first touch).
 
@@ -41,10 +41,12 @@ const DECODING_BYTES: usize = 64 << 20;
 
 /// Stored bytes of units being fetched or waiting for a decode at most, as
 /// far as their codecs bound them (see `Engine::fetched_bytes_bound`),
-/// unless one unit alone is larger. Kept apart from the decoded budget:
-/// stored bytes are a fraction of decoded ones (a cast to a narrower type,
-/// compression), and a read that fetched only as many units as it can
-/// decode at once would wait on one round trip after another.
+/// unless one unit alone is larger; units being decoded hold theirs beside
+/// their decoded buffers. Kept apart from the decoded budget: a cast to a
+/// narrower type stores a fraction of the decoded bytes (a compressor's
+/// bound does not count what it saves), and a read that fetched only as
+/// many units as it can decode at once waited on one round trip after
+/// another.
 const FETCHING_BYTES: usize = 64 << 20;
 
 /// What a unit's job gives back.
@@ -60,8 +62,8 @@ enum Done {
 ///
 /// Fetches and decodes are two stages with budgets of their own: up to
 /// [`ASYNC_IN_FLIGHT`] units fetched (or fetched and waiting) within
-/// [`FETCHING_BYTES`], and as many decoded at once as fit in
-/// [`DECODING_BYTES`]; fetches go on while units decode.
+/// [`FETCHING_BYTES`] (no fewer than decode at once), and as many decoded
+/// at once as fit in [`DECODING_BYTES`]; fetches go on while units decode.
 pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: Arc<Engine>,
@@ -82,8 +84,11 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     let largest = |bytes: &dyn Fn(&Unit) -> usize| units.iter().map(bytes).max().unwrap_or(0);
     let decoded_bytes = |u: &Unit| u.part.num_elements_usize() * engine.element_size;
     let decoding = (DECODING_BYTES / largest(&decoded_bytes).max(1)).clamp(1, ASYNC_IN_FLIGHT);
+    // At least as many fetches as decodes: a compressor's bound is the
+    // decoded size and more, so compressed units get no fewer fetches than
+    // one budget for both gave.
     let fetching = (FETCHING_BYTES / largest(&|u| engine.fetched_bytes_bound(u)).max(1))
-        .clamp(1, ASYNC_IN_FLIGHT);
+        .clamp(decoding, ASYNC_IN_FLIGHT);
     let threads = options.concurrent_target().max(1);
     let unit_options =
         options.with_concurrent_target((threads / decoding.min(units.len()).max(1)).max(1));
@@ -120,24 +125,26 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
 
     let mut waiting = units.into_iter();
     let mut in_fetch = FuturesUnordered::new();
-    let mut fetched = VecDeque::new();
+    let mut awaiting_decode = VecDeque::new();
     let mut in_decode = FuturesUnordered::new();
     // Buffers copied out, for the next decodes: a fresh buffer of a large
     // unit is fresh pages, each zeroed by the kernel on first touch.
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let cells = UnsafeCellSlice::new(out);
     loop {
-        // Fetched units waiting for a decode keep their bytes: they count
-        // against the fetch budget until their decode starts.
-        while in_fetch.len() + fetched.len() < fetching {
-            let Some(unit) = waiting.next() else { break };
-            in_fetch.push(fetch_job(unit));
-        }
+        // Decodes start first, so that a fetched unit whose decode starts
+        // frees its fetch slot for the fetch started next.
         while in_decode.len() < decoding {
-            let Some((unit, bytes)) = fetched.pop_front() else {
+            let Some((unit, pieces)) = awaiting_decode.pop_front() else {
                 break;
             };
-            in_decode.push(decode_job(unit, bytes, spare.pop().unwrap_or_default()));
+            in_decode.push(decode_job(unit, pieces, spare.pop().unwrap_or_default()));
+        }
+        // Fetched units waiting for a decode keep their bytes: they count
+        // against the fetch budget until their decode starts.
+        while in_fetch.len() + awaiting_decode.len() < fetching {
+            let Some(unit) = waiting.next() else { break };
+            in_fetch.push(fetch_job(unit));
         }
         if in_fetch.is_empty() && in_decode.is_empty() {
             break;
@@ -155,8 +162,8 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         })
         .await?;
         let (unit, bytes) = match done {
-            Done::Fetched(unit, bytes) => {
-                fetched.push_back((unit, bytes));
+            Done::Fetched(unit, pieces) => {
+                awaiting_decode.push_back((unit, pieces));
                 continue;
             }
             Done::Decoded(unit, bytes) => (unit, bytes),
@@ -187,9 +194,16 @@ fn decode_owned(
     options: &CodecOptions,
 ) -> Result<Vec<u8>, ArrayError> {
     // Every byte is written by the decode (the pieces partition the
-    // part); zeroed first so that nothing of an earlier unit could show.
-    bytes.clear();
-    bytes.resize(unit.part.num_elements_usize() * engine.element_size, 0);
+    // part); a reused buffer is zeroed first all the same, so that no
+    // mistake there could show an earlier unit's values. A new one comes
+    // zeroed from the allocator (fresh pages, no pass over them).
+    let len = unit.part.num_elements_usize() * engine.element_size;
+    if bytes.capacity() < len {
+        bytes = vec![0u8; len];
+    } else {
+        bytes.clear();
+        bytes.resize(len, 0);
+    }
     let origin = vec![0; unit.part.dimensionality()];
     let target = decode::Target {
         cells: UnsafeCellSlice::new(&mut bytes),

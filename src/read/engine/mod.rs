@@ -48,11 +48,11 @@
 //! Chunks and shards are fetched and decoded on up to
 //! `CodecOptions::concurrent_target` threads at once (the sync API), each
 //! decoded piece written straight into its window of the output; or (the
-//! async API) with up to 16 fetches in flight within 64 MiB of stored
-//! bytes, beside decodes within 64 MiB of decoded buffers
-//! (`async_engine`). Errors
-//! name the array, the chunk or shard key and the inner chunk, from the
-//! first attempt.
+//! async API) with up to 16 units fetched or waiting for a decode within
+//! 64 MiB of stored bytes as the codecs bound them (no fewer than decode
+//! at once), beside decodes within 64 MiB of decoded buffers
+//! (`async_engine`). Errors name the array, the chunk or shard key and
+//! the inner chunk, from the first attempt.
 //!
 //! It is a path of [`ArrayReadExt`](crate::ArrayReadExt) /
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) rather than an
@@ -89,7 +89,8 @@ pub(crate) use workers::for_each_parallel;
 
 use super::placement::{self, WindowAt};
 
-/// Fetches in flight at most on the async API.
+/// Units fetched or waiting for a decode at most on the async API, and
+/// units decoded at once at most.
 #[cfg(feature = "async")]
 pub(crate) const ASYNC_IN_FLIGHT: usize = 16;
 

@@ -138,6 +138,7 @@ impl Engine {
     }
 }
 
+#[cfg(feature = "async")]
 impl Engine {
     /// The stored bytes a fetch of `unit` holds, at most as far as the
     /// codecs tell (a compressor's bound), else the decoded bytes of what

@@ -192,6 +192,35 @@ fn s3_reads_anonymously_without_credentials() {
     assert!(want == got);
 }
 
+/// The URL's path names the keys as written, as the AWS tools and s3fs
+/// read them: `~`, `[`, `%` and spaces are not percent-encoded (object_store
+/// encodes them in a prefix given as a string, and read other keys: the
+/// array was not found).
+#[test]
+fn s3_keys_are_the_path_as_written() {
+    let root = tempfile::tempdir().unwrap();
+    let name = "so~f32 [1]%41.zarr";
+    copy_tree(
+        &fixtures_root().join("zarr-python/so_f32.zarr"),
+        &root.path().join(name),
+    );
+    let server = PythonServer::s3("odd", root.path());
+    let url = format!("s3://odd/{name}");
+    let store = RemoteStore::open(&url, &s3_options(&server.url())).unwrap();
+    let array = Array::open(Arc::new(store), "/").unwrap();
+    let local = fixtures_root().join("zarr-python/so_f32.zarr");
+    let local = Array::open(Arc::new(FilesystemStore::new(local).unwrap()), "/").unwrap();
+    let all = local.subset_all();
+    let want: ArrayBytes<'static> = local.retrieve_array_subset(&all).unwrap();
+    let got: ArrayBytes<'static> = array.retrieve_array_subset(&all).unwrap();
+    assert!(want == got);
+    let error = RemoteStore::open("s3://odd/a//b.zarr", &s3_options(&server.url()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("not an object key prefix"), "{error}");
+}
+
 /// `(offset, length)` of each inner chunk of the shard file at `shard`, in
 /// the C order of the inner grid, from its index (`bytes` little-endian +
 /// `crc32c`, at `end` or `start`), as the sharding spec lays it out; and the

@@ -259,7 +259,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     args = parser.parse_args()
-    if zarrs_extension_codecs._native._debug_build:
+    # --quick only checks that the script runs.
+    if getattr(zarrs_extension_codecs._native, "_debug_build", False) and not args.quick:
         sys.exit("zarrs_extension_codecs is a debug build: install a release build to time it")
     text = report(run(QUICK if args.quick else FULL))
     print(text)

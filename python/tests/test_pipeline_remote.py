@@ -77,6 +77,8 @@ def write(root: Path, seed: int = 1) -> None:
     )
     start[...] = data
     zarr.create_array(root, name="plain", chunks=(16, 16), **common)[...] = data
+    # A name object_store would percent-encode in a key prefix.
+    zarr.create_array(root, name="b~04", chunks=(16, 16), shards=(32, 32), **common)[...] = data
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +272,18 @@ def s3fs_store(url: str, **options: Any) -> FsspecStore:
     return FsspecStore.from_url(url, read_only=True, storage_options=options)
 
 
-def test_s3fs_is_mapped_with_its_settings() -> None:
+@pytest.fixture
+def no_aws_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No ``AWS_*`` variable (whether an s3fs store is mapped depends on
+    them); the monkeypatch, to set some."""
+    import os
+
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_s3fs_is_mapped_with_its_settings(no_aws_environment: pytest.MonkeyPatch) -> None:
     store = s3fs_store(
         "s3://bucket/a/product.zarr/",
         key="AKIDEXAMPLE",
@@ -289,17 +302,51 @@ def test_s3fs_is_mapped_with_its_settings() -> None:
             ("region", "eu-west-1"),
             ("secret_access_key", "very-secret"),
             ("session_token", "a-session"),
+            ("skip_signature", "false"),
         ),
     )
-    assert "very-secret" not in repr(source)
+    for secret in ["very-secret", "a-session", "AKIDEXAMPLE"]:
+        assert secret not in repr(source)
 
 
-def test_s3fs_anonymous_is_mapped_unsigned() -> None:
-    store = s3fs_store("s3://bucket/p.zarr", anon=True, client_kwargs={"region_name": "us-west-2"})
+def test_s3fs_anonymous_is_mapped_unsigned(no_aws_environment: pytest.MonkeyPatch) -> None:
+    # Keys beside anon are not used by s3fs: not carried over either.
+    store = s3fs_store(
+        "s3a://bucket/p.zarr",
+        anon=True,
+        key="AKIDEXAMPLE",
+        secret="very-secret",
+        client_kwargs={"region_name": "us-west-2"},
+    )
     source = remote_source(store)
     assert isinstance(source, RemoteSource)
     assert source.url == "s3://bucket/p.zarr"
     assert dict(source.s3_config) == {"region": "us-west-2", "skip_signature": "true"}
+
+
+def test_s3fs_settings_as_s3fs_reads_them(no_aws_environment: pytest.MonkeyPatch) -> None:
+    # `username` / `password` for `key` / `secret`; the endpoint in
+    # client_kwargs; AWS_SKIP_SIGNATURE cannot unsign a signed store.
+    no_aws_environment.setenv("AWS_SKIP_SIGNATURE", "true")
+    no_aws_environment.setenv("AWS_REGION", "eu-west-1")
+    store = s3fs_store(
+        "s3://bucket/p~1.zarr",
+        username="AKIDEXAMPLE",
+        password="very-secret",
+        client_kwargs={"endpoint_url": "http://127.0.0.1:9"},
+    )
+    got = remote_source(store)
+    assert isinstance(got, str), got  # AWS_SKIP_SIGNATURE: object_store reads it
+    no_aws_environment.delenv("AWS_SKIP_SIGNATURE")
+    source = remote_source(store)
+    assert isinstance(source, RemoteSource)
+    assert source.url == "s3://bucket/p~1.zarr"
+    assert dict(source.s3_config) == {
+        "access_key_id": "AKIDEXAMPLE",
+        "endpoint": "http://127.0.0.1:9",
+        "secret_access_key": "very-secret",
+        "skip_signature": "false",
+    }
 
 
 @pytest.mark.parametrize(
@@ -331,26 +378,65 @@ def test_s3fs_anonymous_is_mapped_unsigned() -> None:
             "credentials found by botocore",
             id="botocore-credentials",
         ),
+        pytest.param(
+            {"endpoint_url": "http://h:9", "client_kwargs": {"endpoint_url": "http://g:9"}},
+            "endpoint_url given twice",
+            id="endpoint-twice",
+        ),
     ],
 )
 def test_s3fs_configured_beyond_what_carries_over_is_not_mapped(
-    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], reason: str
+    no_aws_environment: pytest.MonkeyPatch, options: dict[str, Any], reason: str
 ) -> None:
-    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
-    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
     got = remote_source(s3fs_store("s3://bucket/p.zarr", **options))
     assert isinstance(got, str), got
     assert reason in got
 
 
-def test_s3fs_with_keys_in_the_environment_is_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
+@pytest.mark.parametrize(
+    ("environment", "reason"),
+    [
+        # botocore sends no token with keys given alone; object_store would
+        # send the environment's.
+        pytest.param({"AWS_SESSION_TOKEN": "t"}, "AWS_SESSION_TOKEN", id="token"),
+        # botocore reads AWS_ENDPOINT_URL_S3, object_store AWS_ENDPOINT.
+        pytest.param({"AWS_ENDPOINT_URL_S3": "http://h:9"}, "AWS_ENDPOINT_URL_S3", id="endpoint"),
+        pytest.param({"AWS_REQUEST_PAYER": "true"}, "AWS_REQUEST_PAYER", id="payer"),
+    ],
+)
+def test_s3fs_with_an_environment_read_differently_is_not_mapped(
+    no_aws_environment: pytest.MonkeyPatch, environment: dict[str, str], reason: str
+) -> None:
+    for name, value in environment.items():
+        no_aws_environment.setenv(name, value)
+    store = s3fs_store(
+        "s3://bucket/p.zarr", key="k", secret="s", client_kwargs={"region_name": "eu-west-1"}
+    )
+    got = remote_source(store)
+    assert isinstance(got, str), got
+    assert reason in got
+
+
+def test_s3fs_at_a_path_the_url_cannot_carry_is_not_mapped(
+    no_aws_environment: pytest.MonkeyPatch,
+) -> None:
+    options = {"anon": True, "client_kwargs": {"region_name": "eu-west-1"}}
+    for path in ["s3://bucket/a#b.zarr", "s3://bucket/a?b.zarr"]:
+        got = remote_source(s3fs_store(path, **options))
+        assert isinstance(got, str), (path, got)
+
+
+def test_s3fs_with_keys_in_the_environment_is_mapped(
+    no_aws_environment: pytest.MonkeyPatch,
+) -> None:
+    no_aws_environment.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    no_aws_environment.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
+    no_aws_environment.setenv("AWS_SESSION_TOKEN", "a-session")
     store = s3fs_store("s3://bucket/p.zarr", client_kwargs={"region_name": "eu-west-1"})
     source = remote_source(store)
     assert isinstance(source, RemoteSource)
     # The keys stay where they are: the remote layer reads the environment.
-    assert dict(source.s3_config) == {"region": "eu-west-1"}
+    assert dict(source.s3_config) == {"region": "eu-west-1", "skip_signature": "false"}
 
 
 def test_other_stores_are_not_remote(tmp_path: Path) -> None:
@@ -525,11 +611,13 @@ def s3_endpoint(product: Path) -> Iterator[str]:
 
 def test_obstore_s3_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
     s3 = servers.moto_s3store(s3_endpoint, "products", product.name)
-    for name in ["b04", "start"]:
+    for name in ["b04", "start", "b~04"]:
         read_all(open_remote(ObjectStore(s3, read_only=True), name), expected(product, name))
 
 
-def test_s3fs_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
+def test_s3fs_reads_zarrs_values(
+    s3_endpoint: str, product: Path, no_aws_environment: pytest.MonkeyPatch
+) -> None:
     store = s3fs_store(
         f"s3://products/{product.name}",
         key="testing",
@@ -537,7 +625,7 @@ def test_s3fs_reads_zarrs_values(s3_endpoint: str, product: Path) -> None:
         endpoint_url=s3_endpoint,
         client_kwargs={"region_name": "us-east-1"},
     )
-    for name in ["b04", "start", "plain"]:
+    for name in ["b04", "start", "plain", "b~04"]:
         read_all(open_remote(store, name), expected(product, name))
 
 

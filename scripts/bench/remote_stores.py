@@ -234,13 +234,13 @@ def report(paths: list[Path]) -> None:
 
 
 def main() -> None:
-    bench_stores.require_release_build()
     cmd = sys.argv[1]
     if cmd == "write":
         write(Path(sys.argv[2]))
     elif cmd == "bench":
         import os
 
+        bench_stores.require_release_build()
         bench(sys.argv[2], Path(sys.argv[3]), int(os.environ.get("BENCH_REPS", "5")))
     elif cmd == "report":
         report([Path(p) for p in sys.argv[2:]])

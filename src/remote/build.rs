@@ -110,6 +110,14 @@ pub(super) fn object_store(
     if bucket.is_empty() || query.is_some() || bucket.contains('@') {
         return Err(unsupported());
     }
+    // The keys under the URL's path as written, as the AWS tools and s3fs
+    // read them: object_store's `Path::from` would percent-encode `~`, `[`,
+    // `%`, ... and read other keys.
+    let prefix =
+        object_store::path::Path::parse(prefix).map_err(|e| RemoteError::Configuration {
+            url: redact_url(url),
+            message: format!("the path is not an object key prefix: {e}"),
+        })?;
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .with_retry(retry)
@@ -158,7 +166,7 @@ pub(super) fn object_store(
         }
     };
     let counting: Arc<dyn ObjectStore> = Arc::new(CountingStore::new(store, counters));
-    let store = if prefix.is_empty() {
+    let store = if prefix.as_ref().is_empty() {
         counting
     } else {
         Arc::new(PrefixStore::new(counting, prefix))

@@ -20,14 +20,19 @@ it holds can be carried over:
   `anon=True` or keys (given, or in `AWS_ACCESS_KEY_ID` /
   `AWS_SECRET_ACCESS_KEY`), because s3fs finds credentials through
   botocore (SSO, `credential_process`, assumed roles), which the remote
-  layer does not all follow;
+  layer does not all follow; and only when no ``AWS_*`` variable is set
+  that object_store and botocore read differently (object_store reads
+  every one it knows: `AWS_ENDPOINT`, `AWS_REQUEST_PAYER`,
+  `AWS_SKIP_SIGNATURE`, ...; `AWS_SESSION_TOKEN` beside keys given
+  without a token); signing is always said (`skip_signature`);
 - a retry configuration, a credential provider, any other client option,
   fsspec client or request arguments (headers, authentication), any other
   s3fs setting (`config_kwargs`, `s3_additional_kwargs`, `requester_pays`,
   `profile`, `session`, `version_aware`, ...): not mapped; zarr's store
   API fetches the chunks, as before.
 
-What is not mapped is named in a debug log line. Nothing is fetched when
+What is not mapped is named in a debug log line (a subclass of a mapped
+store is not looked at: zarr's store reads it). Nothing is fetched when
 the remote store is set up; it reads what obstore or fsspec would read,
 from the same URL, signed the same way (the remote layer looks for AWS
 credentials where the AWS tools do, a little further than obstore:
@@ -56,15 +61,41 @@ _SAFE = re.compile(r"[A-Za-z0-9._~-]+")
 # obstore client options the remote layer has the same behaviour for.
 _CLIENT_OPTIONS = frozenset({"allow_http"})
 
-# s3fs settings carried over (as object_store's S3 settings, below) ...
-_S3FS_SETTINGS = {
-    "key": "access_key_id",
-    "username": "access_key_id",
-    "secret": "secret_access_key",
-    "password": "secret_access_key",
-    "token": "session_token",
-    "endpoint_url": "endpoint",
-}
+# s3fs settings carried over (as object_store's S3 settings, in `_s3fs`) ...
+_S3FS_SETTINGS = frozenset({"key", "username", "secret", "password", "token", "endpoint_url"})
+# Environment variables botocore and the remote layer read alike (the keys
+# and their token, the region, which the mapping sets whenever it maps) or
+# that matter only where neither keys nor `anon` decide (profiles, roles,
+# containers, instance metadata: the mapping needs one of those).
+_AWS_ENV_ALIKE = frozenset(
+    {
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_ROLE_SESSION_NAME",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+        "AWS_EC2_METADATA_DISABLED",
+        "AWS_PAGER",
+        # Read by botocore alone, deciding only whether a request gets
+        # through (trusted certificates, retries): a read the remote layer
+        # fails is read again through zarr's store.
+        "AWS_CA_BUNDLE",
+        "AWS_MAX_ATTEMPTS",
+        "AWS_RETRY_MODE",
+        "AWS_METADATA_SERVICE_TIMEOUT",
+        "AWS_METADATA_SERVICE_NUM_ATTEMPTS",
+    }
+)
 # ... and those that change nothing of which bytes are fetched or how a
 # request is signed: caching, listing, block sizes, the event loop.
 _S3FS_HARMLESS = frozenset(
@@ -244,29 +275,66 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
         return None
     # What the file system was made with (fsspec keeps it), None as unset.
     options = {k: v for k, v in dict(getattr(fs, "storage_options", {})).items() if v is not None}
-    unknown = sorted(set(options) - set(_S3FS_SETTINGS) - _S3FS_HARMLESS)
+    unknown = sorted(set(options) - _S3FS_SETTINGS - _S3FS_HARMLESS)
     if unknown:
         return f"s3fs with settings {unknown}"
     client = dict(options.get("client_kwargs") or {})
     extra = sorted(set(client) - {"endpoint_url", "region_name"})
     if extra:
         return f"s3fs with client_kwargs {extra}"
-    config = {name: str(options[key]) for key, name in _S3FS_SETTINGS.items() if key in options}
-    if "endpoint_url" in client:
-        config["endpoint"] = str(client["endpoint_url"])
-    if "region_name" in client:
+    if "endpoint_url" in options and "endpoint_url" in client:
+        return "s3fs with endpoint_url given twice"
+    env = _s3fs_environment(options)
+    if env:
+        return env
+    config: dict[str, str] = {}
+    endpoint = options.get("endpoint_url") or client.get("endpoint_url")
+    if endpoint:
+        config["endpoint"] = str(endpoint)
+    if client.get("region_name"):
         config["region"] = str(client["region_name"])
-    if "region" not in config and "endpoint" not in config:
+    if not config:
         return "s3fs without a region (client_kwargs={'region_name': ...})"
+    # s3fs takes `key or username`, `secret or password`; with `anon` none.
     anonymous = bool(options.get("anon", False))
-    if anonymous:
-        config["skip_signature"] = "true"
-    elif "access_key_id" not in config and not (
-        os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")
-    ):
-        return "s3fs with credentials found by botocore (neither anon nor keys)"
-    path = str(getattr(store, "path", "")).removeprefix("s3://").strip("/")
-    bucket = path.partition("/")[0]
-    if not bucket:
+    keys = {
+        "access_key_id": options.get("key") or options.get("username"),
+        "secret_access_key": options.get("secret") or options.get("password"),
+        "session_token": options.get("token"),
+    }
+    if not anonymous:
+        config.update({name: str(value) for name, value in keys.items() if value})
+        if "access_key_id" not in config and not (
+            os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")
+        ):
+            return "s3fs with credentials found by botocore (neither anon nor keys)"
+    # Said either way, so that AWS_SKIP_SIGNATURE cannot decide it.
+    config["skip_signature"] = "true" if anonymous else "false"
+    path = str(getattr(store, "path", ""))
+    for protocol in ("s3", "s3a"):
+        path = path.removeprefix(f"{protocol}://")
+    path = path.strip("/")
+    if not path.partition("/")[0]:
         return "s3fs store without a bucket"
+    # `?` and `#` would be read as a URL's query and fragment.
+    if "?" in path or "#" in path:
+        return f"s3fs store at a path the URL cannot carry ({_redacted(path)!r})"
     return RemoteSource(f"s3://{path}", tuple(sorted(config.items())))
+
+
+def _s3fs_environment(options: dict[str, object]) -> str | None:
+    """A reason not to map an s3fs store, from the environment: the remote
+    layer (object_store) reads every ``AWS_*`` setting it knows from it,
+    botocore fewer and some others, so only those both read alike may be
+    set."""
+    unknown = sorted(
+        name for name in os.environ if name.startswith("AWS_") and name not in _AWS_ENV_ALIKE
+    )
+    if unknown:
+        return f"s3fs with {unknown} in the environment (read differently by botocore)"
+    # Keys given without a token: botocore sends none, object_store the
+    # environment's.
+    given = options.get("key") or options.get("username")
+    if given and not options.get("token") and os.environ.get("AWS_SESSION_TOKEN"):
+        return "s3fs with keys and AWS_SESSION_TOKEN in the environment"
+    return None

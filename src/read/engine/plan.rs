@@ -170,9 +170,9 @@ impl Engine {
             Layout::Shards(shards) => {
                 // The inner chunks the part touches, each at most its bound.
                 let sub: Vec<u64> = shards.subchunk_shape.iter().map(|s| s.get()).collect();
-                let (start, end) = (unit.inside.start(), unit.inside.end_exc());
-                let count = (0..sub.len().min(start.len()))
-                    .map(|d| (end[d].saturating_sub(1)) / sub[d] - start[d] / sub[d] + 1)
+                let count = inner_ranges(unit, &sub)
+                    .iter()
+                    .map(|r| r.end - r.start)
                     .product::<u64>();
                 let each = match shards.inner_bytes {
                     InnerBytes::Fixed(n) | InnerBytes::AtMost(n) => {
@@ -302,11 +302,7 @@ pub(crate) fn pieces(layout: &Layout, unit: &Unit) -> Result<Vec<Piece>, ArrayEr
     let per_shard = chunks_per_shard(unit, shards)?;
     let sub: Vec<u64> = shards.subchunk_shape.iter().map(|s| s.get()).collect();
     let start = unit.inside.start();
-    let end = unit.inside.end_exc();
-    let ranges: Vec<_> = (0..sub.len())
-        .map(|d| start[d] / sub[d]..(end[d] - 1) / sub[d] + 1)
-        .collect();
-    let inner_grid = ArraySubset::new_with_ranges(&ranges);
+    let inner_grid = ArraySubset::new_with_ranges(&inner_ranges(unit, &sub));
     let mut pieces = Vec::with_capacity(usize::try_from(inner_grid.num_elements()).unwrap_or(0));
     for indices in &inner_grid.indices() {
         let origin: Vec<u64> = indices.iter().zip(&sub).map(|(i, s)| i * s).collect();
@@ -324,6 +320,19 @@ pub(crate) fn pieces(layout: &Layout, unit: &Unit) -> Result<Vec<Piece>, ArrayEr
         });
     }
     Ok(pieces)
+}
+
+/// The inner chunks `unit`'s part touches, along each dimension, for inner
+/// chunks of shape `sub`.
+fn inner_ranges(unit: &Unit, sub: &[u64]) -> Vec<std::ops::Range<u64>> {
+    let start = unit.inside.start();
+    let end = unit.inside.end_exc();
+    start
+        .iter()
+        .zip(&end)
+        .zip(sub)
+        .map(|((s, e), c)| s / c..e.saturating_sub(1) / c + 1)
+        .collect()
 }
 
 fn too_many(unit: &Unit) -> ArrayError {

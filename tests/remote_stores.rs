@@ -176,13 +176,9 @@ fn every_fixture_store_over_s3_reads_as_from_the_filesystem() {
     assert!(reads >= 350, "only {reads} reads compared");
 }
 
-/// A public bucket: no credentials, requests unsigned (moto accepts them).
-#[test]
-fn s3_reads_anonymously_without_credentials() {
-    let mut options = options().with_s3_config("aws_endpoint_url", &s3_fixtures().url());
-    options.anonymous = Some(true);
-    let url = format!("s3://{BUCKET}/zarr-python/so_f32.zarr");
-    let store = RemoteStore::open(&url, &options).unwrap();
+/// `store` holds `fixtures/zarr-python/so_f32.zarr`: its whole array reads
+/// as from the file system.
+fn assert_reads_so_f32(store: RemoteStore) {
     let array = Array::open(Arc::new(store), "/").unwrap();
     let local = fixtures_root().join("zarr-python/so_f32.zarr");
     let local = Array::open(Arc::new(FilesystemStore::new(local).unwrap()), "/").unwrap();
@@ -190,6 +186,16 @@ fn s3_reads_anonymously_without_credentials() {
     let want: ArrayBytes<'static> = local.retrieve_array_subset(&all).unwrap();
     let got: ArrayBytes<'static> = array.retrieve_array_subset(&all).unwrap();
     assert!(want == got);
+}
+
+/// A public bucket: no credentials, requests unsigned (moto accepts them).
+#[test]
+fn s3_reads_anonymously_without_credentials() {
+    let mut options = options().with_s3_config("aws_endpoint_url", &s3_fixtures().url());
+    options.anonymous = Some(true);
+    let url = format!("s3://{BUCKET}/zarr-python/so_f32.zarr");
+    let store = RemoteStore::open(&url, &options).unwrap();
+    assert_reads_so_f32(store);
 }
 
 /// The URL's path names the keys as written, as the AWS tools and s3fs
@@ -207,13 +213,7 @@ fn s3_keys_are_the_path_as_written() {
     let server = PythonServer::s3("odd", root.path());
     let url = format!("s3://odd/{name}");
     let store = RemoteStore::open(&url, &s3_options(&server.url())).unwrap();
-    let array = Array::open(Arc::new(store), "/").unwrap();
-    let local = fixtures_root().join("zarr-python/so_f32.zarr");
-    let local = Array::open(Arc::new(FilesystemStore::new(local).unwrap()), "/").unwrap();
-    let all = local.subset_all();
-    let want: ArrayBytes<'static> = local.retrieve_array_subset(&all).unwrap();
-    let got: ArrayBytes<'static> = array.retrieve_array_subset(&all).unwrap();
-    assert!(want == got);
+    assert_reads_so_f32(store);
     let error = RemoteStore::open("s3://odd/a//b.zarr", &s3_options(&server.url()))
         .err()
         .unwrap()

@@ -176,10 +176,10 @@ fn every_fixture_store_over_s3_reads_as_from_the_filesystem() {
     assert!(reads >= 350, "only {reads} reads compared");
 }
 
-/// `store` holds `fixtures/zarr-python/so_f32.zarr`: its whole array reads
-/// as from the file system.
-fn assert_reads_so_f32(store: RemoteStore) {
-    let array = Array::open(Arc::new(store), "/").unwrap();
+/// `store` holds `fixtures/zarr-python/so_f32.zarr` at `path`: its whole
+/// array reads as from the file system.
+fn assert_reads_so_f32(store: RemoteStore, path: &str) {
+    let array = Array::open(Arc::new(store), path).unwrap();
     let local = fixtures_root().join("zarr-python/so_f32.zarr");
     let local = Array::open(Arc::new(FilesystemStore::new(local).unwrap()), "/").unwrap();
     let all = local.subset_all();
@@ -195,15 +195,15 @@ fn s3_reads_anonymously_without_credentials() {
     options.anonymous = Some(true);
     let url = format!("s3://{BUCKET}/zarr-python/so_f32.zarr");
     let store = RemoteStore::open(&url, &options).unwrap();
-    assert_reads_so_f32(store);
+    assert_reads_so_f32(store, "/");
 }
 
-/// The URL's path names the keys as written, as the AWS tools and s3fs
-/// read them: `~`, `[`, `%` and spaces are not percent-encoded (object_store
-/// encodes them in a prefix given as a string, and read other keys: the
-/// array was not found).
+/// Keys are read as written, as the AWS tools, s3fs and obstore name them
+/// (object_store's `Path::from` percent-encodes `~`, `[`, `%`, ... and read
+/// other keys: the array was not found): in the URL's path, and in the
+/// array's path under the store's root, over S3 and HTTP.
 #[test]
-fn s3_keys_are_the_path_as_written() {
+fn keys_are_read_as_written() {
     let root = tempfile::tempdir().unwrap();
     let name = "so~f32 [1]%41.zarr";
     copy_tree(
@@ -213,12 +213,19 @@ fn s3_keys_are_the_path_as_written() {
     let server = PythonServer::s3("odd", root.path());
     let url = format!("s3://odd/{name}");
     let store = RemoteStore::open(&url, &s3_options(&server.url())).unwrap();
-    assert_reads_so_f32(store);
+    assert_reads_so_f32(store, "/");
+    let store = RemoteStore::open("s3://odd", &s3_options(&server.url())).unwrap();
+    assert_reads_so_f32(store, &format!("/{name}"));
+    let http = PythonServer::http(root.path(), 0);
+    let store = RemoteStore::open(&http.url(), &options()).unwrap();
+    assert_reads_so_f32(store, &format!("/{name}"));
     let error = RemoteStore::open("s3://odd/a//b.zarr", &s3_options(&server.url()))
         .err()
         .unwrap()
         .to_string();
     assert!(error.contains("not an object key prefix"), "{error}");
+    // A `#` is not cut from the path as a fragment: not a URL of a store.
+    assert!(RemoteStore::open("s3://odd/a#b.zarr", &s3_options(&server.url())).is_err());
 }
 
 /// `(offset, length)` of each inner chunk of the shard file at `shard`, in

@@ -338,12 +338,18 @@ def test_s3fs_settings_as_s3fs_reads_them(no_aws_environment: pytest.MonkeyPatch
     got = remote_source(store)
     assert isinstance(got, str), got  # AWS_SKIP_SIGNATURE: object_store reads it
     no_aws_environment.delenv("AWS_SKIP_SIGNATURE")
+    # botocore takes the region from AWS_DEFAULT_REGION, not AWS_REGION.
+    got = remote_source(store)
+    assert isinstance(got, str), got
+    assert "AWS_DEFAULT_REGION" in got
+    no_aws_environment.setenv("AWS_DEFAULT_REGION", "eu-central-1")
     source = remote_source(store)
     assert isinstance(source, RemoteSource)
     assert source.url == "s3://bucket/p~1.zarr"
     assert dict(source.s3_config) == {
         "access_key_id": "AKIDEXAMPLE",
         "endpoint": "http://127.0.0.1:9",
+        "region": "eu-central-1",
         "secret_access_key": "very-secret",
         "skip_signature": "false",
     }

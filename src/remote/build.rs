@@ -107,7 +107,9 @@ pub(super) fn object_store(
         return Err(unsupported());
     };
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-    if bucket.is_empty() || query.is_some() || bucket.contains('@') {
+    // A `#` would be a fragment, cut from the path: the keys under the
+    // path as written could not be read.
+    if bucket.is_empty() || query.is_some() || bucket.contains('@') || url.contains('#') {
         return Err(unsupported());
     }
     // The keys under the URL's path as written, as the AWS tools and s3fs

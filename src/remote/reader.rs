@@ -226,6 +226,16 @@ impl AsyncRemoteStore {
 
     /// Where `key` is, as messages show it: `URL/key`, then `?***` when
     /// the store's URL has a query string.
+    /// The object of `key`: its path as written, as zarr-python (through
+    /// obstore or s3fs) and the AWS tools name it. object_store's
+    /// `Path::from` would percent-encode `~`, `[`, `%`, ... and read
+    /// another object.
+    fn object_path(&self, key: &StoreKey) -> Result<Path, StorageError> {
+        Path::parse(key.as_str()).map_err(|e| {
+            StorageError::Other(format!("{}: not an object's key: {e}", self.key_url(key)))
+        })
+    }
+
     fn key_url(&self, key: &StoreKey) -> String {
         match self.url.strip_suffix("?***") {
             Some(base) => format!("{base}/{key}?***"),
@@ -410,7 +420,7 @@ impl AsyncRemoteStore {
                 )));
             }
         };
-        let path = Path::from(key.as_str());
+        let path = self.object_path(key)?;
         // Read ahead: the index and the shard's bytes beside it, up to
         // `read_ahead` (all of them if the shard is no longer); not where a
         // version of the key is kept (an index kept for the check of chunk
@@ -586,7 +596,7 @@ fn request(range: ByteRange) -> Option<Request> {
 impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
         self.take_held(key);
-        let path = Path::from(key.as_str());
+        let path = self.object_path(key)?;
         let result = match self.store.get(&path).await {
             Ok(result) => {
                 // A whole object read of another version than a kept index.
@@ -666,7 +676,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
             },
         };
         let known = known.as_ref();
-        let path = Path::from(key.as_str());
+        let path = self.object_path(key)?;
         let mut requests = ranges
             .iter()
             .map(|&range| {
@@ -753,7 +763,7 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
     }
 
     async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        match self.store.head(&Path::from(key.as_str())).await {
+        match self.store.head(&self.object_path(key)?).await {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(error) => Err(self.error(key, &error)),

@@ -15,8 +15,9 @@ it holds can be carried over:
   `client_kwargs`) and `client_kwargs={"region_name": ...}`, and settings
   that change nothing of what is fetched or how it is signed (caches, block
   sizes, the event loop). It is mapped only when the region is given (or
-  an endpoint: an S3-compatible server), because s3fs follows S3's redirect
-  to a bucket's region and the remote layer does not; and only with
+  an endpoint: an S3-compatible server, signed for `AWS_DEFAULT_REGION`'s
+  region as botocore signs), because s3fs follows S3's redirect to a
+  bucket's region and the remote layer does not; and only with
   `anon=True` or keys (given, or in `AWS_ACCESS_KEY_ID` /
   `AWS_SECRET_ACCESS_KEY`), because s3fs finds credentials through
   botocore (SSO, `credential_process`, assumed roles), which the remote
@@ -64,7 +65,7 @@ _CLIENT_OPTIONS = frozenset({"allow_http"})
 # s3fs settings carried over (as object_store's S3 settings, in `_s3fs`) ...
 _S3FS_SETTINGS = frozenset({"key", "username", "secret", "password", "token", "endpoint_url"})
 # Environment variables botocore and the remote layer read alike (the keys
-# and their token, the region, which the mapping sets whenever it maps) or
+# and their token; the region, which `_s3fs` sets as botocore reads it) or
 # that matter only where neither keys nor `anon` decide (profiles, roles,
 # containers, instance metadata: the mapping needs one of those).
 _AWS_ENV_ALIKE = frozenset(
@@ -295,6 +296,13 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
         config["region"] = str(client["region_name"])
     if not config:
         return "s3fs without a region (client_kwargs={'region_name': ...})"
+    if "region" not in config:
+        # botocore's region from the environment is AWS_DEFAULT_REGION's;
+        # object_store would take AWS_REGION's too.
+        if os.environ.get("AWS_DEFAULT_REGION"):
+            config["region"] = os.environ["AWS_DEFAULT_REGION"]
+        elif os.environ.get("AWS_REGION"):
+            return "s3fs with AWS_REGION and no AWS_DEFAULT_REGION (botocore reads the latter)"
     # s3fs takes `key or username`, `secret or password`; with `anon` none.
     anonymous = bool(options.get("anon", False))
     keys = {

@@ -92,7 +92,7 @@ use super::placement::{self, WindowAt};
 /// Units fetched or waiting for a decode at most on the async API, and
 /// units decoded at once at most.
 #[cfg(feature = "async")]
-pub(crate) const ASYNC_IN_FLIGHT: usize = 16;
+pub(crate) const ASYNC_IN_FLIGHT: usize = workers::IN_FLIGHT;
 
 /// Read `window` of `array` into `out` (its bytes, C order, exactly the
 /// window's size), with `engine` made for `array`.

@@ -63,7 +63,27 @@ _SAFE = re.compile(r"[A-Za-z0-9._~-]+")
 _CLIENT_OPTIONS = frozenset({"allow_http"})
 
 # s3fs settings carried over (as object_store's S3 settings, in `_s3fs`) ...
-_S3FS_SETTINGS = frozenset({"key", "username", "secret", "password", "token", "endpoint_url"})
+_S3FS_SETTINGS = frozenset(
+    {"anon", "key", "username", "secret", "password", "token", "endpoint_url", "client_kwargs"}
+)
+# ... and those that change nothing of which bytes are fetched or how a
+# request is signed: caching, listing, block sizes, the event loop.
+_S3FS_HARMLESS = frozenset(
+    {
+        "asynchronous",
+        "loop",
+        "skip_instance_cache",
+        "use_listings_cache",
+        "listings_expiry_time",
+        "max_paths",
+        "default_block_size",
+        "default_fill_cache",
+        "default_cache_type",
+        "cache_regions",
+        "max_concurrency",
+    }
+)
+
 # Environment variables botocore and the remote layer read alike (the keys
 # and their token; the region, which `_s3fs` sets as botocore reads it) or
 # that matter only where neither keys nor `anon` decide (profiles, roles,
@@ -95,25 +115,6 @@ _AWS_ENV_ALIKE = frozenset(
         "AWS_RETRY_MODE",
         "AWS_METADATA_SERVICE_TIMEOUT",
         "AWS_METADATA_SERVICE_NUM_ATTEMPTS",
-    }
-)
-# ... and those that change nothing of which bytes are fetched or how a
-# request is signed: caching, listing, block sizes, the event loop.
-_S3FS_HARMLESS = frozenset(
-    {
-        "anon",  # read separately
-        "client_kwargs",  # read separately
-        "asynchronous",
-        "loop",
-        "skip_instance_cache",
-        "use_listings_cache",
-        "listings_expiry_time",
-        "max_paths",
-        "default_block_size",
-        "default_fill_cache",
-        "default_cache_type",
-        "cache_regions",
-        "max_concurrency",
     }
 )
 

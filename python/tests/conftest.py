@@ -42,3 +42,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     asyncio.run(pyfuncitem.obj(**arguments))
     return True
+
+
+@pytest.fixture(autouse=True)
+def _no_remote_store_from_another_test() -> None:
+    """Remote stores are kept for arrays opened later (`shared_store`):
+    each test starts with none, so that it counts its own requests."""
+    from zarrs_extension_codecs import clear_remote_stores
+
+    clear_remote_stores()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import zarr
 from zarr.storage import FsspecStore, LocalStore, ObjectStore
 
 import zarrs_extension_codecs as zec
-from zarrs_extension_codecs._remote import RemoteSource, remote_source
+from zarrs_extension_codecs._remote import RemoteSource, remote_source, shared_store
 
 obstore = pytest.importorskip("obstore")
 
@@ -606,8 +607,131 @@ def test_a_shard_rewritten_on_the_server_reads_its_new_values(tmp_path: Path) ->
         assert new[0:16, 0:16].tobytes() != old[0:16, 0:16].tobytes()
         for window in [(slice(0, 16), slice(0, 16)), (slice(16, 32), slice(0, 32))]:
             assert np.asarray(arr[window]).tobytes() == new[window].tobytes()
+        # Rewritten again, then opened again: the store kept (with the
+        # index of the second version) reads the third.
+        writer[0:32, 0:32] = values(seed=3)[0:32, 0:32]
+        third = expected(root, "b04")
+        assert third[0:16, 0:16].tobytes() != new[0:16, 0:16].tobytes()
+        again = open_remote(http_store(url), "b04")
+        assert shared_store(again._async_array.codec_pipeline.native.remote) is shared_store(
+            arr._async_array.codec_pipeline.native.remote
+        )
+        assert np.asarray(again[0:16, 0:32]).tobytes() == third[0:16, 0:32].tobytes()
     finally:
         next(server, None)
+
+
+# --- stores kept for arrays opened later ----------------------------------------------
+
+
+def test_an_array_opened_again_reads_a_shard_seen_before_in_one_request(
+    http: str, product: Path
+) -> None:
+    """A tile server opens the product for each request: the store of the
+    first open is kept (with the indexes it read), and the arrays of the
+    same URL and settings opened later read through it. With
+    `codec_pipeline.remote_stores_kept` 0 each opens its own."""
+    want = expected(product, "b04")
+    with zarr.config.set({"codec_pipeline.remote_read_ahead_bytes": 0}):
+        first = open_remote(http_store(http), "b04")
+        assert window_requests(http, first, want, slice(0, 16), slice(0, 16)) == 2
+        again = open_remote(http_store(http), "b04")
+        assert window_requests(http, again, want, slice(16, 32), slice(16, 32)) == 1
+        # Another array of the product: the same store, its own indexes.
+        other = open_remote(http_store(http), "start")
+        assert shared_store(other._async_array.codec_pipeline.native.remote) is shared_store(
+            first._async_array.codec_pipeline.native.remote
+        )
+        start = expected(product, "start")
+        assert window_requests(http, other, start, slice(0, 16), slice(0, 16)) == 2
+        assert window_requests(http, again, want, slice(0, 16), slice(16, 32)) == 1
+        with zarr.config.set({"codec_pipeline.remote_stores_kept": 0}):
+            alone = open_remote(http_store(http), "b04")
+        assert window_requests(http, alone, want, slice(16, 32), slice(0, 16)) == 2
+        read_all(again, want)
+
+
+@pytest.fixture
+def quiet_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """No ``AWS_*``, proxy or certificate variable, and a home directory
+    with no profile files."""
+    import os
+
+    from zarrs_extension_codecs._remote import _ENV_READ
+
+    for name in [n for n in os.environ if n.startswith("AWS_") or n.upper() in _ENV_READ]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return monkeypatch
+
+
+def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
+    quiet_environment: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Kept stores are found by URL, settings, signing choice, read-ahead
+    and the environment the remote layer reads; anything else different
+    gets a store of its own (none of these fetch anything)."""
+    import certifi
+
+    keys = (("region", "eu-west-1"), ("access_key_id", "A"), ("secret_access_key", "S1"))
+    base = RemoteSource("s3://bucket/product.zarr", keys)
+    store = shared_store(base)
+    assert shared_store(RemoteSource("s3://bucket/product.zarr", keys)) is store
+    others = [
+        RemoteSource("s3://bucket/other.zarr", keys),
+        replace(base, s3_config=(*keys[:2], ("secret_access_key", "S2"))),
+        replace(base, s3_config=keys[:1]),
+        replace(base, anonymous=True),
+        replace(base, read_ahead=0),
+        RemoteSource("http://127.0.0.1:9/product.zarr"),
+        RemoteSource("http://127.0.0.1:9/product.zarr?token=2"),
+    ]
+    opened = [shared_store(o) for o in others]
+    assert len({id(s) for s in [store, *opened]}) == len(others) + 1
+    # A variable the remote layer does not read changes nothing.
+    quiet_environment.setenv("ZEC_UNRELATED", "1")
+    assert shared_store(base) is store
+    # One it reads does, and the store of the old one is found again.
+    for name, value in [
+        ("AWS_PROFILE", "other"),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+        ("https_proxy", "http://127.0.0.1:9"),
+        ("SSL_CERT_FILE", certifi.where()),  # a bundle that loads
+    ]:
+        quiet_environment.setenv(name, value)
+        assert shared_store(base) is not store, name
+        quiet_environment.delenv(name)
+        assert shared_store(base) is store, name
+    # So does a profile file written or changed.
+    credentials = tmp_path / ".aws" / "credentials"
+    credentials.parent.mkdir()
+    credentials.write_text("[default]\naws_access_key_id = B\naws_secret_access_key = T\n")
+    written = shared_store(base)
+    assert written is not store
+    credentials.write_text("[default]\naws_access_key_id = C\naws_secret_access_key = U\n")
+    assert shared_store(base) is not written
+
+
+def test_kept_stores_are_bounded_and_can_be_dropped(quiet_environment: pytest.MonkeyPatch) -> None:
+    sources = [RemoteSource(f"http://127.0.0.1:9/p{i}.zarr", stores_kept=2) for i in range(3)]
+    first = [shared_store(s) for s in sources[:2]]
+    assert shared_store(sources[0]) is first[0]  # now the most recently used
+    shared_store(sources[2])  # drops the least recently used: p1
+    assert shared_store(sources[0]) is first[0]
+    assert shared_store(sources[1]) is not first[1]
+    zec.clear_remote_stores()
+    assert shared_store(sources[0]) is not first[0]
+    none = replace(sources[0], stores_kept=0)
+    assert shared_store(none) is not shared_store(none)
+
+
+@pytest.mark.parametrize("value", [-1, "lots"])
+def test_a_bad_number_of_stores_kept_is_an_error(http: str, value: object) -> None:
+    with (
+        zarr.config.set({**OURS, "codec_pipeline.remote_stores_kept": value}),
+        pytest.raises(ValueError, match="remote_stores_kept"),
+    ):
+        zarr.open_array(http_store(http), path="b04", mode="r")
 
 
 @pytest.fixture(scope="module")

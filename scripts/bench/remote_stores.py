@@ -96,14 +96,15 @@ PIPELINE = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
 
 def pipeline_arrays(url: str, n: int, read_ahead: int | None = None) -> list:
     """`n` arrays read through `CodecPipeline`, each with a remote store of
-    its own (no shard index kept yet), opened before any timing: the
-    pipeline opens its Rust array at the first read, which `native.array`
-    does here (no request). `read_ahead`: the pipeline's
-    `remote_read_ahead_bytes` (`None`: its default, 1 MiB)."""
+    its own (none kept for arrays opened later: `remote_stores_kept` 0; no
+    shard index kept yet), opened before any timing: the pipeline opens its
+    Rust array at the first read, which `native.array` does here (no
+    request). `read_ahead`: the pipeline's `remote_read_ahead_bytes`
+    (`None`: its default, 1 MiB)."""
     import zarrs_extension_codecs  # noqa: F401 (registers the pipeline)
 
     arrays = []
-    config = dict(PIPELINE)
+    config = {**PIPELINE, "codec_pipeline.remote_stores_kept": 0}
     if read_ahead is not None:
         config["codec_pipeline.remote_read_ahead_bytes"] = read_ahead
     for _ in range(n):
@@ -185,6 +186,31 @@ def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
     return lines
 
 
+def bench_reopened(url: str, how: str) -> list[dict]:
+    """A tile server's requests: the array opened (its `zarr.json` read)
+    and one window read, timed together, for each window; after a warm-up
+    pass over the same windows, as a server that has run a while. With
+    `how` "pipeline" (obstore and `CodecPipeline`, default options) the
+    store of the warm-up pass is kept and found again by every open, with
+    the indexes it read; zarr-python keeps nothing across opens."""
+    server = "/".join(url.split("/")[:3])
+    config = PIPELINE if how == "pipeline" else {}
+    side = "zarr-python obstore" + (" + CodecPipeline" if how == "pipeline" else "")
+
+    def opened(i: int):
+        with zarr.config.set(config):
+            return open_array(url, "obstore")
+
+    lines = []
+    for case, aligned in CASES:
+        offsets = window_offsets(aligned)
+        time_windows(opened, offsets)
+        server_counts(server)
+        times = time_windows(opened, offsets)
+        lines.append(counted(side, f"{case}, array opened for it", times, server, len(offsets)))
+    return lines
+
+
 def bench(url: str, out: Path, reps: int) -> None:
     server = "/".join(url.split("/")[:3])
     lines = []
@@ -206,6 +232,8 @@ def bench(url: str, out: Path, reps: int) -> None:
             print(json.dumps(line), file=sys.stderr)
     assert reference is not None
     lines += bench_pipeline(url, reps, reference)
+    for how in ("obstore", "pipeline"):
+        lines += bench_reopened(url, how)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
@@ -220,7 +248,9 @@ def report(paths: list[Path]) -> None:
             best_peer[r["case"]] = min(best_peer.get(r["case"], float("inf")), r["seconds"])
     print("| read | reader | time | requests | bytes | vs fastest zarr-python |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for case in ("whole", "window aligned", "window unaligned"):
+    cases = [case for case, _ in CASES]
+    cases = ["whole", *cases, *(f"{case}, array opened for it" for case in cases)]
+    for case in cases:
         for r in rows:
             if r["case"] != case:
                 continue

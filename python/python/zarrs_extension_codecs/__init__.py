@@ -31,6 +31,7 @@ from zarr.registry import register_codec, register_pipeline
 from zarrs_extension_codecs._cast_value import CastValue
 from zarrs_extension_codecs._native import __version__
 from zarrs_extension_codecs._pipeline import CodecPipeline, FallbackError, enable_pipeline
+from zarrs_extension_codecs._remote import clear_remote_stores
 from zarrs_extension_codecs._scale_offset import ScaleOffset
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "FallbackError",
     "ScaleOffset",
     "__version__",
+    "clear_remote_stores",
     "disable",
     "enable",
     "enable_pipeline",

@@ -12,7 +12,8 @@ and `CastValue`, for what zarrs is not given:
   `ObjectStore`, fsspec's HTTP file system and s3fs under `FsspecStore`) by the
   crate's remote layer at the same URL with the same settings (see
   `_remote`), so a shard's index is kept and a window of it costs one round
-  trip; any other store's chunks are fetched through zarr's async store API
+  trip (the store is kept for arrays opened later: `_remote.shared_store`);
+  any other store's chunks are fetched through zarr's async store API
   (concurrently, `async.concurrency` at a time) and decoded by Rust. A basic
   selection (slices of step 1, integers) is decoded straight into zarr's
   output, one call per read; any other (steps, integer or boolean arrays)
@@ -206,7 +207,8 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
     raw = metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
     json = raw.decode()
     try:
-        ChunkArray(json)
+        # Kept: the array for reads that hand in the chunks' bytes.
+        checked = ChunkArray(json)
     except (ValueError, TypeError) as e:
         _fallback(str(e))
         return None
@@ -226,6 +228,7 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
         writes,
         "sharding_indexed" in names,
         remote,
+        detached=[checked],
     )
 
 

@@ -38,23 +38,31 @@ the remote store is set up; it reads what obstore or fsspec would read,
 from the same URL, signed the same way (the remote layer looks for AWS
 credentials where the AWS tools do, a little further than obstore:
 also the shared profile files).
+
+The remote stores opened are kept (`shared_store`): an array opened later
+at the same URL, with the same settings, in the same environment, reads
+through the store opened first, with its connections and the shard
+indexes it read (tile servers open a product for each request).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import zarr
 
-from zarrs_extension_codecs._native import ChunkArray
+from zarrs_extension_codecs._native import ChunkArray, RemoteStore
 
 if TYPE_CHECKING:
     from zarr.abc.store import Store
 
-__all__ = ["RemoteSource", "remote_source"]
+__all__ = ["RemoteSource", "clear_remote_stores", "remote_source", "shared_store"]
 
 # A path segment the URL carries as it is.
 _SAFE = re.compile(r"[A-Za-z0-9._~-]+")
@@ -124,12 +132,16 @@ class RemoteSource:
     """Where the crate's remote layer reads a zarr store: the store's root
     URL (no trailing slash), for S3 its settings and signing choice, and
     the read-ahead (`read_ahead_bytes`, taken when the array is opened;
-    `None`: the crate's default)."""
+    `None`: the crate's default), and how many stores are kept for arrays
+    opened later (`stores_kept`)."""
 
     url: str
     s3_config: tuple[tuple[str, str], ...] = ()
     anonymous: bool | None = None
     read_ahead: int | None = None
+    # How many stores `shared_store` keeps (`stores_kept`, taken when the
+    # array is opened).
+    stores_kept: int = 16
 
     def __repr__(self) -> str:
         # A URL's user-info and query string (a token), and settings, may
@@ -149,18 +161,9 @@ class RemoteSource:
         return all(_SAFE.fullmatch(p) and p not in (".", "..") for p in parts)
 
     def open(self, metadata: str, prefix: str) -> ChunkArray:
-        """The zarrs array at `prefix` (the array's path in the store)."""
-        # The array's path goes before a query string (a token every request
-        # carries).
-        base, query, rest = self.url.partition("?")
-        url = f"{base}/{prefix}{query}{rest}" if prefix else self.url
-        return ChunkArray(
-            metadata,
-            url=url,
-            s3_config=list(self.s3_config),
-            anonymous=self.anonymous,
-            read_ahead=self.read_ahead,
-        )
+        """The zarrs array at `prefix` (the array's path in the store), on
+        the store `shared_store` gives."""
+        return ChunkArray(metadata, store=shared_store(self), path=prefix)
 
 
 def read_ahead_bytes() -> int | None:
@@ -194,7 +197,7 @@ def remote_source(store: Store) -> RemoteSource | str | None:
     else:
         return None
     if isinstance(source, RemoteSource):
-        source = replace(source, read_ahead=read_ahead_bytes())
+        source = replace(source, read_ahead=read_ahead_bytes(), stores_kept=stores_kept())
     return source
 
 
@@ -347,3 +350,127 @@ def _s3fs_environment(options: dict[str, object]) -> str | None:
     if given and not options.get("token") and os.environ.get("AWS_SESSION_TOKEN"):
         return "s3fs with keys and AWS_SESSION_TOKEN in the environment"
     return None
+
+
+# The remote stores kept for arrays opened later (see `shared_store`), most
+# recently used last; the process they were opened in.
+_KEPT: OrderedDict[tuple[Any, ...], RemoteStore] = OrderedDict()
+_KEPT_BY: list[int] = [os.getpid()]
+_KEPT_LOCK = threading.Lock()
+# Stores a parent process kept, in a child made by `fork()`: never used or
+# dropped there (their runtime's threads exist only in the parent, and
+# dropping one would wait for them).
+_LEFT_BY_PARENT: list[RemoteStore] = []
+
+
+# Variables besides `AWS_*` that decide how a store's requests are sent:
+# where the profile files are, proxies (any case), trusted certificates.
+_ENV_READ = frozenset(
+    {
+        "HOME",
+        "USERPROFILE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+    }
+)
+
+
+def _after_fork_in_child() -> None:
+    global _KEPT_LOCK
+    # Another thread of the parent may have held the lock at the fork.
+    _KEPT_LOCK = threading.Lock()
+    _forget_parents()
+
+
+def _forget_parents() -> None:
+    if _KEPT_BY[0] != os.getpid():
+        _LEFT_BY_PARENT.extend(_KEPT.values())
+        _KEPT.clear()
+        _KEPT_BY[0] = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def stores_kept() -> int:
+    """`codec_pipeline.remote_stores_kept` (default 16): how many remote
+    stores are kept for arrays opened later; 0 keeps none."""
+    value = zarr.config.get("codec_pipeline.remote_stores_kept", 16)
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"codec_pipeline.remote_stores_kept: {value!r} is not a number of stores"
+        ) from None
+    if n < 0:
+        raise ValueError(f"codec_pipeline.remote_stores_kept: {n} is negative")
+    return n
+
+
+def _file_version(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _environment() -> tuple[Any, ...]:
+    """What a store's settings come from besides its `RemoteSource`: the
+    environment variables the remote layer and its HTTP client read (every
+    `AWS_*` one: credentials, region, endpoint, ...; the home directory;
+    proxies; certificates) and the version of the shared AWS profile
+    files."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k.upper() in _ENV_READ}
+    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
+    files = (
+        Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"),
+        Path(env.get("AWS_CONFIG_FILE") or home / ".aws" / "config"),
+    )
+    return (tuple(sorted(env.items())), tuple((str(f), _file_version(f)) for f in files))
+
+
+def shared_store(source: RemoteSource) -> RemoteStore:
+    """The remote store for `source`'s arrays: one kept from an earlier
+    array if it was opened for the same URL, settings, signing choice and
+    read-ahead, in the same environment (the same `AWS_*`, home, proxy and
+    certificate variables, the AWS profile files unchanged), else a new
+    one, kept for the next (up to `source.stores_kept`, that is
+    `codec_pipeline.remote_stores_kept` when the array was opened, the
+    least recently used dropped first).
+
+    A kept store keeps its connections and the shard indexes it read, each
+    with its shard's version (reads of a shard are conditional on it, so a
+    rewritten shard is read anew): an array opened again, as a tile server
+    opens a product for each request, reads a window of a shard seen
+    before in one round trip. Two arrays share a store only when every
+    request of theirs would be sent and signed the same way."""
+    kept = source.stores_kept
+    if kept == 0:
+        return RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
+    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, _environment())
+    with _KEPT_LOCK:
+        _forget_parents()
+        store = _KEPT.get(key)
+        if store is not None:
+            _KEPT.move_to_end(key)
+            return store
+        # Opening reads no more than the environment and the profile files.
+        store = RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
+        _KEPT[key] = store
+        while len(_KEPT) > kept:
+            _KEPT.popitem(last=False)
+        return store
+
+
+def clear_remote_stores() -> None:
+    """Drop the remote stores kept for arrays opened later (their
+    connections and kept shard indexes); arrays already open keep theirs."""
+    with _KEPT_LOCK:
+        _forget_parents()
+        _KEPT.clear()

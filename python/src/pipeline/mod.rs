@@ -52,6 +52,7 @@ pub use threads::pipeline_threads;
 /// Add the pipeline's class and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ChunkArray>()?;
+    m.add_class::<remote::SharedRemoteStore>()?;
     m.add_function(wrap_pyfunction!(pipeline_threads, m)?)?;
     Ok(())
 }
@@ -79,35 +80,30 @@ pub struct ChunkArray {
 impl ChunkArray {
     /// The array whose `zarr.json` is `metadata` (a Zarr v3 array's
     /// metadata, JSON), with its chunks in the directory `root` (the array's
-    /// own directory, as zarr's `LocalStore` lays it out), at `url` (the
-    /// array's own `http(s)://` or `s3://` URL, read by the crate's remote
-    /// layer with the S3 settings `s3_config`, the signing choice
-    /// `anonymous` and `read_ahead` bytes read with a shard's index, see
-    /// the crate's `RemoteOptions::shard_read_ahead_bytes`, its default
-    /// when `None`), or handed to
-    /// each read when neither is given.
+    /// own directory, as zarr's `LocalStore` lays it out), at `path` (the
+    /// array's path, `""` for the root) in the remote store `store`, or
+    /// handed to each read when neither is given.
     ///
     /// Raises `ValueError` when zarrs cannot open the array (a codec or data
     /// type it does not have: the message says which), when its codecs
     /// need this crate's overrides to read right, or when the remote store
     /// cannot be set up (the message shows no credential).
     #[new]
-    #[pyo3(signature = (metadata, root=None, *, url=None, s3_config=Vec::new(), anonymous=None, read_ahead=None))]
+    #[pyo3(signature = (metadata, root=None, *, store=None, path=String::new()))]
     fn new(
         metadata: &str,
         root: Option<std::path::PathBuf>,
-        url: Option<String>,
-        s3_config: Vec<(String, String)>,
-        anonymous: Option<bool>,
-        read_ahead: Option<u64>,
+        store: Option<PyRef<'_, remote::SharedRemoteStore>>,
+        path: String,
     ) -> PyResult<Self> {
         register_overrides();
         let parsed: ArrayMetadata = serde_json::from_str(metadata)
             .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
         let mut remote_store = None;
-        let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, url) {
+        let mut array_path = "/".to_string();
+        let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, store) {
             (Some(_), Some(_)) => {
-                return Err(PyValueError::new_err("give a root or a url, not both"));
+                return Err(PyValueError::new_err("give a root or a store, not both"));
             }
             (Some(root), None) => {
                 let store = FilesystemStore::new(root).map_err(|e| {
@@ -115,11 +111,18 @@ impl ChunkArray {
                 })?;
                 Some(Arc::new(store))
             }
-            (None, Some(url)) => {
-                let store = remote::open(&url, s3_config, anonymous, read_ahead)?;
+            (None, Some(shared)) => {
+                let store = shared.store.clone();
                 // zarrs gets the metadata from zarr, not through the store:
-                // the store learns from it where shard indexes are.
-                store.note_metadata("zarr.json", metadata.as_bytes());
+                // the store learns from it how large the array's shards are
+                // (whether reading ahead of their indexes pays).
+                let key = if path.is_empty() {
+                    "zarr.json".to_string()
+                } else {
+                    array_path.push_str(&path);
+                    format!("{path}/zarr.json")
+                };
+                store.note_metadata(&key, metadata.as_bytes());
                 remote_store = Some(store.clone());
                 Some(store)
             }
@@ -127,7 +130,7 @@ impl ChunkArray {
         };
         let has_store = storage.is_some();
         let storage = storage.unwrap_or_else(|| Arc::new(MemoryStore::new()));
-        let array = Array::new_with_metadata(storage, "/", parsed).map_err(|e| {
+        let array = Array::new_with_metadata(storage, &array_path, parsed).map_err(|e| {
             let hint = zarrs_extension_codecs::open_error_hint(&e)
                 .map(|h| format!(" ({h})"))
                 .unwrap_or_default();
@@ -167,10 +170,12 @@ impl ChunkArray {
 
     /// The key of the chunk at `coords`, relative to the array.
     fn chunk_key(&self, coords: Vec<u64>) -> String {
+        // The encoding alone: `Array::chunk_key` puts the array's path in
+        // front, which a remote array has.
         self.array
-            .chunk_key(&coords)
+            .chunk_key_encoding()
+            .encode(&coords)
             .as_str()
-            .trim_start_matches('/')
             .to_owned()
     }
 

@@ -702,14 +702,21 @@ def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
         assert shared_store(base) is not store, name
         quiet_environment.delenv(name)
         assert shared_store(base) is store, name
-    # So does a profile file written or changed.
+    # So does a profile file written or changed (in place, to as many
+    # bytes: its contents count, not its size or time), also one named
+    # with a leading `~/`, as the remote layer reads it.
     credentials = tmp_path / ".aws" / "credentials"
     credentials.parent.mkdir()
     credentials.write_text("[default]\naws_access_key_id = B\naws_secret_access_key = T\n")
     written = shared_store(base)
     assert written is not store
     credentials.write_text("[default]\naws_access_key_id = C\naws_secret_access_key = U\n")
-    assert shared_store(base) is not written
+    changed = shared_store(base)
+    assert changed is not written
+    quiet_environment.setenv("AWS_SHARED_CREDENTIALS_FILE", "~/keys")
+    named = shared_store(base)
+    (tmp_path / "keys").write_text("[default]\naws_access_key_id = D\n")
+    assert shared_store(base) is not named
 
 
 def test_kept_stores_are_bounded_and_can_be_dropped(quiet_environment: pytest.MonkeyPatch) -> None:
@@ -799,6 +806,56 @@ def test_a_forked_child_reads_an_array_its_parent_read(http: str, product: Path)
             assert pool.apply_async(_read_inherited).get(timeout=60) == want
     finally:
         _INHERITED.clear()
+
+
+# Opens an array on the server at argv[1] (its store kept), then forks a
+# child that drops every store it inherited (those the parent kept, and
+# those of the parent's arrays, which a child never uses) and exits.
+_CHILD_DROPS_STORES = """
+import gc, os, sys, time
+import obstore, zarr
+from zarr.storage import ObjectStore
+from zarrs_extension_codecs import _pipeline, _remote
+
+http = obstore.store.HTTPStore.from_url(sys.argv[1], client_options={"allow_http": True})
+with zarr.config.set({"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}):
+    arr = zarr.open_array(ObjectStore(http, read_only=True), path="b04", mode="r")
+    arr[0:16, 0:16]
+pid = os.fork()
+if pid == 0:
+    arr[0:16, 0:16]  # the child's own store
+    assert len(_remote._LEFT_BY_PARENT) == 1
+    del arr
+    _remote._LEFT_BY_PARENT.clear()
+    _pipeline._LEFT_BY_PARENT.clear()
+    gc.collect()
+    os._exit(0)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        sys.exit(os.waitstatus_to_exitcode(status))
+    time.sleep(0.05)
+os.kill(pid, 9)
+sys.exit("the child did not exit")
+"""
+
+
+def test_a_forked_child_may_drop_the_stores_it_inherited(http: str) -> None:
+    """The runtime of a remote store has threads in the parent only: a
+    child made by fork() that drops the store (as a worker's interpreter
+    may on exit) must neither wait for them nor take their locks."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _CHILD_DROPS_STORES, http],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
 
 
 def test_a_failing_server_falls_back_to_zarrs_error(tmp_path: Path) -> None:

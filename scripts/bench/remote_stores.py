@@ -199,7 +199,10 @@ def bench_reopened(url: str, how: str) -> list[dict]:
 
     def opened(i: int):
         with zarr.config.set(config):
-            return open_array(url, "obstore")
+            arr = open_array(url, "obstore")
+        native = getattr(arr._async_array.codec_pipeline, "native", None)
+        assert (how == "pipeline") == (native is not None and native.remote is not None)
+        return arr
 
     lines = []
     for case, aligned in CASES:

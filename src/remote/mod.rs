@@ -237,8 +237,8 @@ pub fn open_url(url: &str) -> Result<RemoteStore, RemoteError> {
 }
 
 /// Runs the adapter's futures on the store's runtime (always `Some`; taken
-/// only when dropped).
-struct TokioBlockOn(Option<tokio::runtime::Runtime>);
+/// only when dropped), made in the process with the id beside it.
+struct TokioBlockOn(Option<tokio::runtime::Runtime>, u32);
 
 impl AsyncToSyncBlockOn for TokioBlockOn {
     fn block_on<F: core::future::Future>(&self, future: F) -> F::Output {
@@ -252,10 +252,15 @@ impl AsyncToSyncBlockOn for TokioBlockOn {
 impl Drop for TokioBlockOn {
     /// Dropped inside an async runtime, a runtime waiting for its threads
     /// would block that runtime, and tokio panics: let them go instead.
+    /// Dropped in a child made by `fork()` (a Python worker that inherited
+    /// the store and exits), the runtime's threads exist only in the
+    /// parent: waiting for them would never end, and locks they held at
+    /// the fork stay held, so the runtime is left as it is (leaked).
     fn drop(&mut self) {
-        if let Some(runtime) = self.0.take()
-            && tokio::runtime::Handle::try_current().is_ok()
-        {
+        let Some(runtime) = self.0.take() else { return };
+        if std::process::id() != self.1 {
+            std::mem::forget(runtime);
+        } else if tokio::runtime::Handle::try_current().is_ok() {
             runtime.shutdown_background();
         }
     }
@@ -306,7 +311,10 @@ impl RemoteStore {
                 source,
             })?;
         Ok(Self {
-            adapter: AsyncToSyncStorageAdapter::new(store.clone(), TokioBlockOn(Some(runtime))),
+            adapter: AsyncToSyncStorageAdapter::new(
+                store.clone(),
+                TokioBlockOn(Some(runtime), std::process::id()),
+            ),
             store,
         })
     }

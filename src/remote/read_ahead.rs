@@ -26,8 +26,9 @@
 //! `zarr.json` (read through the store, or noted): a shard whose stored
 //! bytes before compression are more than [`ROOM_FOR_COMPRESSION`] times
 //! the read-ahead is taken to be larger. Then from what index reads show:
-//! once one shard is larger (per array as far as a key names it), the
-//! array's later index reads fetch the index alone.
+//! once one shard is larger, the array's later index reads fetch the index
+//! alone. A shard's array is the noted array its key lies under, else what
+//! the key shows of it ([`array_part`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -268,6 +269,10 @@ pub(crate) struct ReadAhead {
     /// The server answered a range covering a whole object with 200,
     /// which object_store refuses: no read-ahead from this store.
     refused: bool,
+    /// Arrays whose metadata was noted: a shard key under one of them is
+    /// that array's, whatever [`array_part`] would guess (an array named
+    /// by a number, with chunk keys like `0.0`).
+    noted: HashSet<String>,
 }
 
 impl ReadAhead {
@@ -282,6 +287,7 @@ impl ReadAhead {
             tickets: 0,
             large: HashSet::new(),
             refused: false,
+            noted: HashSet::new(),
         }
     }
 
@@ -301,6 +307,10 @@ impl ReadAhead {
             return;
         }
         let array = prefix.strip_suffix('/').unwrap_or(prefix);
+        if self.noted.len() >= LARGE_AT_MOST {
+            self.noted.clear();
+        }
+        self.noted.insert(array.to_string());
         if stored_shard_bound(metadata)
             .is_some_and(|bound| bound > read_ahead.saturating_mul(ROOM_FOR_COMPRESSION))
         {
@@ -308,6 +318,23 @@ impl ReadAhead {
         } else {
             self.large.remove(array);
         }
+    }
+
+    /// The array of shard `key`: the longest noted array it lies under
+    /// (arrays hold no other nodes, so that is its array), else what
+    /// [`array_part`] makes of it.
+    fn array_of<'k>(&self, key: &'k str) -> &'k str {
+        let mut head = key;
+        while let Some((parent, _)) = head.rsplit_once('/') {
+            if self.noted.contains(parent) {
+                return parent;
+            }
+            head = parent;
+        }
+        if self.noted.contains("") {
+            return "";
+        }
+        array_part(key)
     }
 
     fn mark_large(&mut self, array: &str) {
@@ -321,14 +348,15 @@ impl ReadAhead {
     /// be held, the server has not refused it, and its array is not known
     /// to have shards larger than the read-ahead.
     pub(crate) fn worth_it(&self, key: &str) -> bool {
-        self.limit > 0 && !self.refused && !self.large.contains(array_part(key))
+        self.limit > 0 && !self.refused && !self.large.contains(self.array_of(key))
     }
 
     /// Learn from a response to an index read of shard `key` that the
     /// shard has `size` bytes, of which `read_ahead` would be read ahead.
     pub(crate) fn learn(&mut self, key: &str, size: u64, read_ahead: u64) {
         if size > read_ahead {
-            self.mark_large(array_part(key));
+            let array = self.array_of(key).to_string();
+            self.mark_large(&array);
         }
     }
 
@@ -735,5 +763,24 @@ mod tests {
         held.note_metadata("band/zarr.jsonx", &shards, 1);
         held.note_metadata("bandzarr.json", &shards, 1);
         assert!(held.worth_it("band/c/0/0"));
+    }
+
+    /// An array named by a number with chunk keys of the `v2` encoding
+    /// (`image/0/0.0`, which `array_part` reads as array `image`): the
+    /// metadata noted for it is found by its shard keys, and what is
+    /// learned of it is not taken for its sibling `image/1`.
+    #[test]
+    fn a_noted_array_is_found_by_its_shard_keys() {
+        use serde_json::json;
+        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        let shards = metadata("uint16", [512, 512], [256, 256], json!([]), plain);
+        let mut held = ReadAhead::new(1 << 30);
+        held.note_metadata("image/0/zarr.json", &shards, 128 << 10);
+        assert!(!held.worth_it("image/0/0.0"));
+        assert!(held.worth_it("image/1/0.0"));
+        held.note_metadata("image/2/zarr.json", &shards, 1 << 20);
+        held.learn("image/2/3.1", 2 << 20, 1 << 20);
+        assert!(!held.worth_it("image/2/0.0"));
+        assert!(held.worth_it("image/1/0.0"));
     }
 }

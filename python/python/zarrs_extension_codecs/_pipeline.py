@@ -113,9 +113,9 @@ def _names(codecs: Iterable[Any]) -> set[str]:
     return names
 
 
-# The remote arrays of a parent process, in a child made by `fork()`: never
-# dropped there (their runtime's threads exist only in the parent, and
-# dropping it would wait for them).
+# The remote arrays of a parent process, in a child made by `fork()`: not
+# used there (their store's runtime has threads in the parent only), and
+# held (see `_remote._LEFT_BY_PARENT`).
 _LEFT_BY_PARENT: list[dict[str, ChunkArray]] = []
 
 

@@ -47,6 +47,7 @@ indexes it read (tile servers open a product for each request).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -357,9 +358,11 @@ def _s3fs_environment(options: dict[str, object]) -> str | None:
 _KEPT: OrderedDict[tuple[Any, ...], RemoteStore] = OrderedDict()
 _KEPT_BY: list[int] = [os.getpid()]
 _KEPT_LOCK = threading.Lock()
-# Stores a parent process kept, in a child made by `fork()`: never used or
-# dropped there (their runtime's threads exist only in the parent, and
-# dropping one would wait for them).
+# Stores a parent process kept, in a child made by `fork()`: not used there
+# (their runtime's threads exist only in the parent), and held, so that
+# nothing of theirs is torn down in the child while the program runs (a
+# store dropped in a child leaves its runtime as it is: the interpreter's
+# shutdown may drop these).
 _LEFT_BY_PARENT: list[RemoteStore] = []
 
 
@@ -412,27 +415,42 @@ def stores_kept() -> int:
     return n
 
 
-def _file_version(path: Path) -> tuple[int, int, int] | None:
+def _file_digest(path: Path | None) -> bytes | None:
+    """A digest of the file's contents (`None` when it cannot be read): a
+    profile file rewritten in place, even within one tick of its
+    modification time, is another file."""
+    if path is None:
+        return None
     try:
-        st = path.stat()
+        return hashlib.sha256(path.read_bytes()).digest()
     except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _shared_file(env: dict[str, str], variable: str, name: str) -> Path | None:
+    """The shared AWS file `variable` names (a leading ``~/`` is the home
+    directory), else ``~/.aws/name``: where the remote layer reads it."""
+    home = env.get("HOME") or env.get("USERPROFILE")
+    path = env.get(variable)
+    if path is None:
+        return Path(home, ".aws", name) if home else None
+    if path.startswith("~/"):
+        return Path(home, path[2:]) if home else None
+    return Path(path)
 
 
 def _environment() -> tuple[Any, ...]:
     """What a store's settings come from besides its `RemoteSource`: the
     environment variables the remote layer and its HTTP client read (every
     `AWS_*` one: credentials, region, endpoint, ...; the home directory;
-    proxies; certificates) and the version of the shared AWS profile
-    files."""
+    proxies; certificates) and the contents of the shared AWS profile
+    files, as digests."""
     env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k.upper() in _ENV_READ}
-    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
     files = (
-        Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials"),
-        Path(env.get("AWS_CONFIG_FILE") or home / ".aws" / "config"),
+        _shared_file(env, "AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+        _shared_file(env, "AWS_CONFIG_FILE", "config"),
     )
-    return (tuple(sorted(env.items())), tuple((str(f), _file_version(f)) for f in files))
+    return (tuple(sorted(env.items())), tuple(_file_digest(f) for f in files))
 
 
 def shared_store(source: RemoteSource) -> RemoteStore:

@@ -8,7 +8,8 @@ use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOption
 use zarrs::storage::AsyncReadableStorageTraits;
 
 use super::engine::Engine;
-use super::engine::async_engine::{self, off_runtime};
+use super::engine::async_engine::{self, Output, off_runtime};
+use super::engine::shared_output::{self, SharedCells, SharedOutput};
 use super::{
     check_output, checked_output_len, chunk_parts, is_object_changed, located, output, whole_view,
 };
@@ -23,7 +24,10 @@ use super::{
 /// nested sharding, sharding behind array -> array or before bytes -> bytes
 /// codecs, and storage transformers, which zarrs' own async read decodes on
 /// the calling thread). A future dropped at an await leaves no thread
-/// writing into the caller's output.
+/// writing into the caller's output. The `_vec` calls decode straight into
+/// the `Vec` they return (the read and its decode jobs own it together);
+/// the `_into_slice` calls decode into buffers of their own, copied into
+/// the caller's slice on the runtime.
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 #[allow(async_fn_in_trait)] // Implemented here only; callers await it directly.
 pub trait AsyncArrayReadExt {
@@ -84,6 +88,33 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
         // Faulting the pages in is CPU work: off the runtime's threads.
         let threads = options.concurrent_target();
         let mut out = off_runtime(move || Ok(output::zeroed_output::<T>(len, threads))).await?;
+        if let Some(engine) = Engine::for_array(self) {
+            // The read owns this output with its decode jobs, which decode
+            // straight into it (see `shared_output`).
+            let (owner, shared) = shared_output::share(out);
+            let window = subset.to_array_subset();
+            let engine = Arc::new(engine);
+            let read = |shared: SharedCells, engine: Arc<Engine>| {
+                async_engine::read(self, engine, &window, Output::Shared(shared), options)
+            };
+            // Twice at most, as `async_retrieve_array_subset_into_slice_opt`.
+            let result = match read(shared.clone(), engine.clone()).await {
+                Err(error) if is_object_changed(&error) => read(shared, engine).await,
+                result => {
+                    drop(shared);
+                    result
+                }
+            };
+            result?;
+            // Every decode job ended before the read did (see
+            // `async_engine::read`), so the buffer is the read's alone.
+            return SharedOutput::into_vec(owner).map_err(|_| {
+                ArrayError::Other(
+                    "async_retrieve_array_subset_vec: a decode job still holds the output"
+                        .to_string(),
+                )
+            });
+        }
         self.async_retrieve_array_subset_into_slice_opt(subset, &mut out, options)
             .await?;
         Ok(out)
@@ -108,10 +139,18 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             // Twice at most: once more if the store or the engine says an
             // object changed while it was being read (see
             // `super::OBJECT_CHANGED`). Its errors name the chunk already.
-            let result = async_engine::read(self, engine.clone(), &window, bytes, options).await;
+            let result = async_engine::read(
+                self,
+                engine.clone(),
+                &window,
+                Output::Borrowed(bytes),
+                options,
+            )
+            .await;
             return match result {
                 Err(error) if is_object_changed(&error) => {
-                    async_engine::read(self, engine, &window, bytes, options).await
+                    async_engine::read(self, engine, &window, Output::Borrowed(bytes), options)
+                        .await
                 }
                 result => result,
             };

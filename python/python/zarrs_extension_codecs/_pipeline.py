@@ -133,10 +133,12 @@ class _Native:
     # the crate's remote layer (`RemoteSource`), or nowhere (`None`: zarr's
     # store API fetches, Rust decodes).
     remote: RemoteSource | None = None
-    arrays: dict[str, ChunkArray] = field(default_factory=dict)
-    detached: list[ChunkArray] = field(default_factory=list)
-    # The process `arrays` were opened in.
-    owner: list[int] = field(default_factory=lambda: [os.getpid()])
+    # Caches, not part of what the pipeline is (a pickled copy, which has
+    # none, equals its original): the zarrs arrays opened so far, and the
+    # process they were opened in.
+    arrays: dict[str, ChunkArray] = field(default_factory=dict, compare=False, repr=False)
+    detached: list[ChunkArray] = field(default_factory=list, compare=False, repr=False)
+    owner: list[int] = field(default_factory=lambda: [os.getpid()], compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # zarr arrays are pickled with their pipeline (dask, multiprocessing):

@@ -2,13 +2,18 @@
 //! caller's runtime, every decode on rayon's threads.
 //!
 //! A decode never runs on the runtime's threads, so a read does not stall
-//! the other tasks of a current-thread runtime. It writes into a buffer it
-//! owns (the unit's part of the window, not the whole output), handed back
-//! through a channel and copied into the caller's output on the runtime:
-//! the caller's output is borrowed by the future, which may be dropped at
-//! any await, so no other thread may hold a pointer into it. A future
-//! dropped mid-way leaves its decodes to finish into their own buffers,
-//! which are then freed.
+//! the other tasks of a current-thread runtime. Into the caller's buffer
+//! ([`Output::Borrowed`]) it writes into a buffer it owns (the unit's part
+//! of the window, not the whole output), handed back through a channel and
+//! copied into the caller's output on the runtime: the caller's output is
+//! borrowed by the future, which may be dropped at any await, so no other
+//! thread may hold a pointer into it. A future dropped mid-way leaves its
+//! decodes to finish into their own buffers, which are then freed. Into an
+//! output the read owns with its decode jobs ([`Output::Shared`], the
+//! `Vec` of the `_vec` calls) it writes straight, with no copy: each job
+//! holds the buffer alive, and a read that fails waits for its jobs before
+//! it returns, so that the read's second attempt (after an object changed)
+//! writes alone.
 //!
 //! Fetching and decoding are two stages with a memory budget each, so
 //! that a read of large units keeps fetching while it decodes: a unit
@@ -33,6 +38,7 @@ use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
 
 use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error, vanished};
 use super::plan::{Engine, Unit, units};
+use super::shared_output::SharedCells;
 use super::{ASYNC_IN_FLIGHT, at, decode};
 
 /// Decoded bytes of units being decoded at most (their buffers), unless
@@ -53,12 +59,22 @@ const FETCHING_BYTES: usize = 64 << 20;
 enum Done {
     /// Its pieces, to decode.
     Fetched(Unit, Fetched),
-    /// Its part of the window, decoded (by zarrs, or by a decode job).
-    Decoded(Unit, Vec<u8>),
+    /// Its part of the window, decoded (by zarrs, or by a decode job), to
+    /// copy into the output; `None` when written there already.
+    Decoded(Unit, Option<Vec<u8>>),
 }
 
-/// Read `window` of `array` into `out` (its bytes, C order, exactly the
+/// Where a read writes the window (its bytes, C order, exactly the
 /// window's size).
+pub(crate) enum Output<'a> {
+    /// The caller's buffer: decodes write into buffers of their own, which
+    /// are copied into it on the runtime.
+    Borrowed(&'a mut [u8]),
+    /// A buffer the read owns with its decode jobs: they write into it.
+    Shared(SharedCells),
+}
+
+/// Read `window` of `array` into `out`.
 ///
 /// Fetches and decodes are two stages with budgets of their own: up to
 /// [`ASYNC_IN_FLIGHT`] units fetched (or fetched and waiting) within
@@ -68,17 +84,21 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: Arc<Engine>,
     window: &ArraySubset,
-    out: &mut [u8],
+    out: Output<'_>,
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
     let units = units(array, window)?;
     let store = array.storage();
     let shape = window.shape().to_vec();
+    let (cells, shared) = match out {
+        Output::Borrowed(out) => (UnsafeCellSlice::new(out), None),
+        Output::Shared(shared) => (shared.cells, Some(shared)),
+    };
     let expected = window.num_elements_usize() * engine.element_size;
-    if out.len() != expected {
+    if cells.len() != expected {
         return Err(ArrayError::Other(format!(
             "output of {} bytes for a window of {expected} bytes",
-            out.len()
+            cells.len()
         )));
     }
     let largest = |bytes: &dyn Fn(&Unit) -> usize| units.iter().map(bytes).max().unwrap_or(0);
@@ -107,7 +127,7 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
                     .await
                     .and_then(|b| Ok(b.into_fixed()?.into_owned()))
                     .map_err(|e| super::zarrs_error(&engine, &unit, &e))?;
-                return Ok(Done::Decoded(unit, bytes));
+                return Ok(Done::Decoded(unit, Some(bytes)));
             }
             let fetched = fetch(&*store, &engine, &unit, &unit_options)
                 .await
@@ -117,9 +137,24 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     };
     let decode_job = |unit: Unit, fetched: Fetched, buffer: Vec<u8>| {
         let engine = engine.clone();
-        off_runtime(move || {
-            let bytes = decode_owned(&engine, &unit, fetched, buffer, &unit_options)?;
-            Ok((unit, bytes))
+        let shared = shared.clone();
+        let shape = shape.clone();
+        off_runtime(move || match shared {
+            Some(shared) => {
+                let target = decode::Target {
+                    cells: shared.cells,
+                    shape: &shape,
+                    offset: unit.out.start(),
+                };
+                // The units partition the window and each is decoded by
+                // one job: no other view of this unit's part is alive.
+                decode::decode_unit(&engine, &unit, fetched, target, &unit_options)?;
+                Ok((unit, None))
+            }
+            None => {
+                let bytes = decode_owned(&engine, &unit, fetched, buffer, &unit_options)?;
+                Ok((unit, Some(bytes)))
+            }
         })
     };
 
@@ -130,58 +165,75 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     // Buffers copied out, for the next decodes: a fresh buffer of a large
     // unit is fresh pages, each zeroed by the kernel on first touch.
     let mut spare: Vec<Vec<u8>> = Vec::new();
-    let cells = UnsafeCellSlice::new(out);
-    loop {
-        // Decodes start first, so that a fetched unit whose decode starts
-        // frees its fetch slot for the fetch started next.
-        while in_decode.len() < decoding {
-            let Some((unit, pieces)) = awaiting_decode.pop_front() else {
+    let result = async {
+        loop {
+            // Decodes start first, so that a fetched unit whose decode starts
+            // frees its fetch slot for the fetch started next.
+            while in_decode.len() < decoding {
+                let Some((unit, pieces)) = awaiting_decode.pop_front() else {
+                    break;
+                };
+                in_decode.push(decode_job(unit, pieces, spare.pop().unwrap_or_default()));
+            }
+            // Fetched units waiting for a decode keep their bytes: they count
+            // against the fetch budget until their decode starts.
+            while in_fetch.len() + awaiting_decode.len() < fetching {
+                let Some(unit) = waiting.next() else { break };
+                in_fetch.push(fetch_job(unit));
+            }
+            if in_fetch.is_empty() && in_decode.is_empty() {
                 break;
+            }
+            // Whichever finishes first; an empty set answers `None` and waits
+            // on nothing, so the other one's wake-up is the one registered.
+            let done = futures::future::poll_fn(|cx| {
+                if let Poll::Ready(Some(result)) = in_decode.poll_next_unpin(cx) {
+                    return Poll::Ready(result.map(|(unit, bytes)| Done::Decoded(unit, bytes)));
+                }
+                if let Poll::Ready(Some(result)) = in_fetch.poll_next_unpin(cx) {
+                    return Poll::Ready(result);
+                }
+                Poll::Pending
+            })
+            .await?;
+            let (unit, bytes) = match done {
+                Done::Fetched(unit, pieces) => {
+                    awaiting_decode.push_back((unit, pieces));
+                    continue;
+                }
+                Done::Decoded(unit, bytes) => (unit, bytes),
             };
-            in_decode.push(decode_job(unit, pieces, spare.pop().unwrap_or_default()));
-        }
-        // Fetched units waiting for a decode keep their bytes: they count
-        // against the fetch budget until their decode starts.
-        while in_fetch.len() + awaiting_decode.len() < fetching {
-            let Some(unit) = waiting.next() else { break };
-            in_fetch.push(fetch_job(unit));
-        }
-        if in_fetch.is_empty() && in_decode.is_empty() {
-            break;
-        }
-        // Whichever finishes first; an empty set answers `None` and waits
-        // on nothing, so the other one's wake-up is the one registered.
-        let done = futures::future::poll_fn(|cx| {
-            if let Poll::Ready(Some(result)) = in_decode.poll_next_unpin(cx) {
-                return Poll::Ready(result.map(|(unit, bytes)| Done::Decoded(unit, bytes)));
+            let Some(bytes) = bytes else { continue };
+            // SAFETY: units partition the window, and this is the only view of
+            // the unit's part alive (decodes into the caller's buffer write
+            // into their own buffers; into a shared one, a unit copied here is
+            // decoded by no job).
+            let mut view = unsafe {
+                ArrayBytesFixedDisjointView::new(
+                    cells,
+                    engine.element_size,
+                    &shape,
+                    unit.out.clone(),
+                )
             }
-            if let Poll::Ready(Some(result)) = in_fetch.poll_next_unpin(cx) {
-                return Poll::Ready(result);
-            }
-            Poll::Pending
-        })
-        .await?;
-        let (unit, bytes) = match done {
-            Done::Fetched(unit, pieces) => {
-                awaiting_decode.push_back((unit, pieces));
-                continue;
-            }
-            Done::Decoded(unit, bytes) => (unit, bytes),
-        };
-        // SAFETY: units partition the window, and this is the only view of
-        // `out` alive (decodes write into their own buffers).
-        let mut view = unsafe {
-            ArrayBytesFixedDisjointView::new(cells, engine.element_size, &shape, unit.out.clone())
-        }
-        .map_err(zarrs::array::CodecError::from)?;
-        view.copy_from_slice(&bytes)
             .map_err(zarrs::array::CodecError::from)?;
-        // Buffers decoding and spare stay within the decoded budget.
-        if in_decode.len() + spare.len() < decoding {
-            spare.push(bytes);
+            view.copy_from_slice(&bytes)
+                .map_err(zarrs::array::CodecError::from)?;
+            // Buffers decoding and spare stay within the decoded budget
+            // (decodes into a shared output take none).
+            if shared.is_none() && in_decode.len() + spare.len() < decoding {
+                spare.push(bytes);
+            }
         }
+        Ok(())
     }
-    Ok(())
+    .await;
+    if result.is_err() && shared.is_some() {
+        // Decode jobs still writing into the shared output: the caller may
+        // read again into it (see the module's documentation).
+        while in_decode.next().await.is_some() {}
+    }
+    result
 }
 
 /// Decode `fetched` into `buffer` (its allocation reused), which then

@@ -74,6 +74,8 @@ pub(crate) mod decode;
 pub(crate) mod fetch;
 pub(crate) mod plan;
 pub(crate) mod shard_index;
+#[cfg(feature = "async")]
+pub(crate) mod shared_output;
 pub(crate) mod workers;
 
 use std::time::Instant;

@@ -104,7 +104,7 @@ mod tests {
                 shared.cells,
                 1,
                 &shape,
-                ArraySubset::new_with_ranges(&[range.clone()]),
+                ArraySubset::new_with_ranges(std::slice::from_ref(&range)),
             )
         }
         .unwrap();

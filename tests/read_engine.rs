@@ -711,6 +711,80 @@ mod async_reads {
         assert!(message.contains("c/0/1"), "{message}");
     }
 
+    /// An async store over another that answers the first call for the
+    /// shard `key`'s chunks (the second `get_partial_many` of it: the first
+    /// reads its index) with the remote store's "object changed" error, as
+    /// when the shard is rewritten while it is read; and counts the calls.
+    struct ChangesOnce {
+        inner: AsyncObjectStore<LocalFileSystem>,
+        key: &'static str,
+        calls: AtomicU64,
+    }
+
+    #[async_trait::async_trait]
+    impl zarrs::storage::AsyncReadableStorageTraits for ChangesOnce {
+        async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+            self.inner.get(key).await
+        }
+
+        async fn get_partial_many<'a>(
+            &'a self,
+            key: &StoreKey,
+            byte_ranges: ByteRangeIterator<'a>,
+        ) -> Result<zarrs::storage::AsyncMaybeBytesIterator<'a>, StorageError> {
+            if key.as_str() == self.key && self.calls.fetch_add(1, Ordering::SeqCst) == 1 {
+                // Let the other shards' decodes start first.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                return Err(StorageError::Other(format!(
+                    "{key}: the object changed while it was being read"
+                )));
+            }
+            self.inner.get_partial_many(key, byte_ranges).await
+        }
+
+        async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+            self.inner.size_key(key).await
+        }
+
+        fn supports_get_partial(&self) -> bool {
+            true
+        }
+    }
+
+    /// A shard that changed while a whole read of many shards ran: the
+    /// read is made again, once (into the same `Vec` for `_vec`, after the
+    /// first attempt's decodes have ended; into new buffers for
+    /// `_into_slice`), and gives the values written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shard_changed_mid_read_is_read_again() {
+        let (dir, _, values) = on_disk(ShardingIndexLocation::End);
+        for into_slice in [false, true] {
+            let store = Arc::new(ChangesOnce {
+                inner: AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap()),
+                key: "c/2/0",
+                calls: AtomicU64::new(0),
+            });
+            let array = Array::async_open(store.clone(), "/").await.unwrap();
+            let window = ArraySubset::new_with_ranges(&[1..70, 1..50]);
+            let got = if into_slice {
+                let mut out = vec![0u16; window.num_elements_usize()];
+                array
+                    .async_retrieve_array_subset_into_slice(&window, &mut out)
+                    .await
+                    .unwrap();
+                out
+            } else {
+                array
+                    .async_retrieve_array_subset_vec::<u16>(&window)
+                    .await
+                    .unwrap()
+            };
+            assert_eq!(got, expected(&values, &window));
+            // Index and chunks, the changed chunks, then index and chunks.
+            assert_eq!(store.calls.load(Ordering::SeqCst), 4);
+        }
+    }
+
     /// An async store whose chunk `get`s each wait for one more poll and
     /// count how many are in flight at once (the most seen); everything
     /// but `zarr.json` is missing.

@@ -11,17 +11,18 @@
 //! decodes to finish into their own buffers, which are then freed. Into an
 //! output the read owns with its decode jobs ([`Output::Shared`], the
 //! `Vec` of the `_vec` calls) it writes straight, with no copy: each job
-//! holds the buffer alive, and a read that fails waits for its jobs before
-//! it returns, so that the read's second attempt (after an object changed)
-//! writes alone.
+//! holds the buffer alive, and a read that fails because an object changed
+//! waits for its jobs before it returns, so that its second attempt writes
+//! alone.
 //!
 //! Fetching and decoding are two stages with a memory budget each, so
 //! that a read of large units keeps fetching while it decodes: a unit
 //! decoded into 32 MiB may be stored in 8 MiB or less (a cast to a
 //! narrower type, then compression), and one budget for both kept 2 such
-//! units in flight, waiting on one round trip after another. Buffers copied out are reused
-//! by the next decodes (a fresh large buffer is fresh pages, each zeroed
-//! by the kernel on first touch).
+//! units in flight, waiting on one round trip after another. Into the
+//! caller's buffer, buffers copied out are reused by the next decodes (a
+//! fresh large buffer is fresh pages, each zeroed by the kernel on first
+//! touch).
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -90,9 +91,14 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     let units = units(array, window)?;
     let store = array.storage();
     let shape = window.shape().to_vec();
-    let (cells, shared) = match out {
-        Output::Borrowed(out) => (UnsafeCellSlice::new(out), None),
-        Output::Shared(shared) => (shared.cells, Some(shared)),
+    let (borrowed, shared) = match out {
+        Output::Borrowed(out) => (Some(UnsafeCellSlice::new(out)), None),
+        Output::Shared(shared) => (None, Some(shared)),
+    };
+    let cells = match (&shared, borrowed) {
+        (Some(shared), _) => shared.cells(),
+        (None, Some(borrowed)) => borrowed,
+        (None, None) => unreachable!("an output is borrowed or shared"),
     };
     let expected = window.num_elements_usize() * engine.element_size;
     if cells.len() != expected {
@@ -142,7 +148,7 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         off_runtime(move || match shared {
             Some(shared) => {
                 let target = decode::Target {
-                    cells: shared.cells,
+                    cells: shared.cells(),
                     shape: &shape,
                     offset: unit.out.start(),
                 };
@@ -228,9 +234,12 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         Ok(())
     }
     .await;
-    if result.is_err() && shared.is_some() {
-        // Decode jobs still writing into the shared output: the caller may
-        // read again into it (see the module's documentation).
+    if let Err(error) = &result
+        && shared.is_some()
+        && crate::read::is_object_changed(error)
+    {
+        // Decode jobs still writing into the shared output: the caller
+        // reads again into it (see the module's documentation).
         while in_decode.next().await.is_some() {}
     }
     result

@@ -47,9 +47,16 @@ impl<T: Pod> Drop for SharedOutput<T> {
 /// it that keeps the buffer alive as long as the cells are.
 #[derive(Clone)]
 pub(crate) struct SharedCells {
-    /// Declared first, so dropped first: no view outlives the buffer.
-    pub(crate) cells: UnsafeCellSlice<'static, u8>,
+    /// Lent out by [`cells`](Self::cells) only, for no longer than `self`.
+    cells: UnsafeCellSlice<'static, u8>,
     _owner: Arc<dyn Send + Sync>,
+}
+
+impl SharedCells {
+    /// The buffer's cells, for as long as this holds the buffer.
+    pub(crate) fn cells(&self) -> UnsafeCellSlice<'_, u8> {
+        self.cells
+    }
 }
 
 /// `out`, shared: its owner (for [`SharedOutput::into_vec`]) and its
@@ -60,9 +67,9 @@ pub(crate) fn share<T: Pod + Send + Sync>(out: Vec<T>) -> (Arc<SharedOutput<T>>,
     // SAFETY: `ptr` points to `len` initialised elements of the `Vec` whose
     // parts are kept in `owner`; the slice is the only access to them (the
     // `Vec` is not used again, `owner` gives none). It is valid for as long
-    // as `owner` is alive, and every copy of `cells` is in a `SharedCells`
-    // beside a clone of `owner`, dropped before it: the `'static` lifetime
-    // never outlives the buffer while a view is used.
+    // as `owner` is alive, and `cells` is kept in `SharedCells` beside a
+    // clone of `owner` and lent out for no longer than that: the `'static`
+    // lifetime is never used past the buffer's life.
     let elements: &'static mut [T] = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
     let cells = UnsafeCellSlice::new(bytemuck::cast_slice_mut::<T, u8>(elements));
     let owner = Arc::new(SharedOutput {
@@ -97,11 +104,11 @@ mod tests {
 
     /// Write `value` over `range` (bytes) of the shared buffer.
     fn fill(shared: &SharedCells, range: std::ops::Range<u64>, value: u8) {
-        let shape = [shared.cells.len() as u64];
+        let shape = [shared.cells().len() as u64];
         // SAFETY: the tests' writers take disjoint ranges.
         let mut view = unsafe {
             ArrayBytesFixedDisjointView::new(
-                shared.cells,
+                shared.cells(),
                 1,
                 &shape,
                 ArraySubset::new_with_ranges(std::slice::from_ref(&range)),

@@ -508,11 +508,14 @@ def test_read_ahead_reads_a_first_window_of_a_small_shard_in_one_request(
         read_all(arr, want)
 
 
+@pytest.mark.parametrize("key", ["remote_read_ahead_bytes", "remote_stores_kept"])
 @pytest.mark.parametrize("value", [-1, "lots"])
-def test_a_bad_read_ahead_is_an_error_when_the_array_opens(http: str, value: object) -> None:
+def test_a_bad_remote_setting_is_an_error_when_the_array_opens(
+    http: str, key: str, value: object
+) -> None:
     with (
-        zarr.config.set({**OURS, "codec_pipeline.remote_read_ahead_bytes": value}),
-        pytest.raises(ValueError, match="remote_read_ahead_bytes"),
+        zarr.config.set({**OURS, f"codec_pipeline.{key}": value}),
+        pytest.raises(ValueError, match=key),
     ):
         zarr.open_array(http_store(http), path="b04", mode="r")
 
@@ -730,15 +733,6 @@ def test_kept_stores_are_bounded_and_can_be_dropped(quiet_environment: pytest.Mo
     assert shared_store(sources[0]) is not first[0]
     none = replace(sources[0], stores_kept=0)
     assert shared_store(none) is not shared_store(none)
-
-
-@pytest.mark.parametrize("value", [-1, "lots"])
-def test_a_bad_number_of_stores_kept_is_an_error(http: str, value: object) -> None:
-    with (
-        zarr.config.set({**OURS, "codec_pipeline.remote_stores_kept": value}),
-        pytest.raises(ValueError, match="remote_stores_kept"),
-    ):
-        zarr.open_array(http_store(http), path="b04", mode="r")
 
 
 @pytest.fixture(scope="module")

@@ -175,14 +175,17 @@ def read_ahead_bytes() -> int | None:
     value = zarr.config.get("codec_pipeline.remote_read_ahead_bytes", None)
     if value is None:
         return None
+    return _count("codec_pipeline.remote_read_ahead_bytes", value, "bytes")
+
+
+def _count(key: str, value: object, unit: str) -> int:
+    """The configuration `key`'s `value` as a count of `unit`, 0 or more."""
     try:
-        n = int(value)
+        n = int(value)  # type: ignore[call-overload]
     except (TypeError, ValueError):
-        raise ValueError(
-            f"codec_pipeline.remote_read_ahead_bytes: {value!r} is not a number of bytes"
-        ) from None
+        raise ValueError(f"{key}: {value!r} is not a number of {unit}") from None
     if n < 0:
-        raise ValueError(f"codec_pipeline.remote_read_ahead_bytes: {n} is negative")
+        raise ValueError(f"{key}: {n} is negative")
     return n
 
 
@@ -404,15 +407,7 @@ def stores_kept() -> int:
     """`codec_pipeline.remote_stores_kept` (default 16): how many remote
     stores are kept for arrays opened later; 0 keeps none."""
     value = zarr.config.get("codec_pipeline.remote_stores_kept", 16)
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"codec_pipeline.remote_stores_kept: {value!r} is not a number of stores"
-        ) from None
-    if n < 0:
-        raise ValueError(f"codec_pipeline.remote_stores_kept: {n} is negative")
-    return n
+    return _count("codec_pipeline.remote_stores_kept", value, "stores")
 
 
 def _file_digest(path: Path | None) -> bytes | None:

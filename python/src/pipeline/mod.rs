@@ -85,9 +85,9 @@ impl ChunkArray {
     /// handed to each read when neither is given.
     ///
     /// Raises `ValueError` when zarrs cannot open the array (a codec or data
-    /// type it does not have: the message says which), when its codecs
-    /// need this crate's overrides to read right, or when the remote store
-    /// cannot be set up (the message shows no credential).
+    /// type it does not have: the message says which), or when its codecs
+    /// need this crate's overrides to read right (`RemoteStore` raises for
+    /// a remote store that cannot be set up).
     #[new]
     #[pyo3(signature = (metadata, root=None, *, store=None, path=String::new()))]
     fn new(

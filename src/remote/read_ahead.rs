@@ -741,15 +741,20 @@ mod tests {
         }
     }
 
+    /// `zarr.json` of an array of 512 x 512 `uint16` shards, stored as they
+    /// are: 512 KiB and an index each.
+    fn half_mib_shards() -> Vec<u8> {
+        use serde_json::json;
+        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        metadata("uint16", [512, 512], [256, 256], json!([]), plain)
+    }
+
     /// An array whose metadata says its shards store more than four times
     /// the read-ahead is not read ahead; metadata rewritten to small
     /// shards lifts that; other arrays are not concerned.
     #[test]
     fn metadata_of_large_shards_stops_read_ahead_before_any_read() {
-        use serde_json::json;
-        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
-        // 512 x 512 uint16: 512 KiB and its index.
-        let shards = metadata("uint16", [512, 512], [256, 256], json!([]), plain);
+        let shards = half_mib_shards();
         let mut held = ReadAhead::new(1 << 30);
         held.note_metadata("band/zarr.json", &shards, 128 << 10);
         assert!(!held.worth_it("band/c/0/0"));
@@ -771,9 +776,7 @@ mod tests {
     /// learned of it is not taken for its sibling `image/1`.
     #[test]
     fn a_noted_array_is_found_by_its_shard_keys() {
-        use serde_json::json;
-        let plain = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
-        let shards = metadata("uint16", [512, 512], [256, 256], json!([]), plain);
+        let shards = half_mib_shards();
         let mut held = ReadAhead::new(1 << 30);
         held.note_metadata("image/0/zarr.json", &shards, 128 << 10);
         assert!(!held.worth_it("image/0/0.0"));

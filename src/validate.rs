@@ -91,18 +91,17 @@ fn validate_chain(
     // checked to be a whole number of inner chunks (which the sharding
     // codec checks only when its inner codecs bound their size). Its inner
     // chain is checked below.
-    let sharding_alone = match sharding_configuration(a2b.as_ref()) {
-        Some(configuration)
-            if codecs.array_to_array_codecs().is_empty()
-                && codecs.bytes_to_bytes_codecs().is_empty() =>
-        {
-            whole_inner_chunks(chunk_shape, &configuration.chunk_shape)?;
-            Some(configuration.chunk_shape)
+    let sharding = sharding_configuration(a2b.as_ref());
+    let sharding_alone = sharding.as_ref().filter(|_| {
+        codecs.array_to_array_codecs().is_empty() && codecs.bytes_to_bytes_codecs().is_empty()
+    });
+    let (round_trip_shape, num_elements) = match sharding_alone {
+        Some(configuration) => {
+            let inner = configuration.chunk_shape.as_slice();
+            crate::read::engine::plan::inner_chunks_per_shard(chunk_shape, inner)
+                .map_err(ArrayError::Other)?;
+            (inner, num_elements("validate_codecs", inner)?)
         }
-        _ => None,
-    };
-    let (round_trip_shape, num_elements) = match &sharding_alone {
-        Some(inner) => (inner.as_slice(), num_elements("validate_codecs", inner)?),
         None => (chunk_shape, chunk_elements),
     };
     let fill = ArrayBytes::new_fill_value(data_type, num_elements, fill_value)
@@ -133,7 +132,7 @@ fn validate_chain(
     // so the encoding above never reached the codecs inside a shard: check
     // its inner chain on one inner chunk, with the data type and fill value
     // that the array -> array codecs before it hand on.
-    let Some(configuration) = sharding_configuration(a2b.as_ref()) else {
+    let Some(configuration) = sharding else {
         return Ok(());
     };
     let inner = CodecChain::from_metadata(&configuration.codecs)
@@ -145,20 +144,6 @@ fn validate_chain(
         &fill_value,
         purpose,
     )
-}
-
-/// Refuse a shard shape that is not a whole number of inner chunks in
-/// every dimension.
-fn whole_inner_chunks(shard: &[NonZeroU64], inner: &[NonZeroU64]) -> Result<(), ArrayError> {
-    let whole =
-        shard.len() == inner.len() && shard.iter().zip(inner).all(|(s, i)| s.get() % i.get() == 0);
-    if whole {
-        Ok(())
-    } else {
-        Err(ArrayError::Other(format!(
-            "sharding_indexed: chunk_shape {inner:?} does not divide the shard shape {shard:?}"
-        )))
-    }
 }
 
 /// The configuration of `codec` if it is `sharding_indexed`.

@@ -655,17 +655,17 @@ def test_an_array_opened_again_reads_a_shard_seen_before_in_one_request(
 
 
 @pytest.fixture
-def quiet_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+def quiet_environment(no_aws_environment: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     """No ``AWS_*``, proxy or certificate variable, and a home directory
     with no profile files."""
     import os
 
     from zarrs_extension_codecs._remote import _ENV_READ
 
-    for name in [n for n in os.environ if n.startswith("AWS_") or n.upper() in _ENV_READ]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return monkeypatch
+    for name in [n for n in os.environ if n.upper() in _ENV_READ]:
+        no_aws_environment.delenv(name)
+    no_aws_environment.setenv("HOME", str(tmp_path))
+    return no_aws_environment
 
 
 def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
@@ -691,9 +691,14 @@ def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
     ]
     opened = [shared_store(o) for o in others]
     assert len({id(s) for s in [store, *opened]}) == len(others) + 1
-    # A variable the remote layer does not read changes nothing.
+    # A variable the remote layer does not read changes nothing; nor does
+    # an `AWS_*` one for an HTTP store.
     quiet_environment.setenv("ZEC_UNRELATED", "1")
     assert shared_store(base) is store
+    http = others[-2]
+    quiet_environment.setenv("AWS_PROFILE", "other")
+    assert shared_store(http) is opened[-2]
+    quiet_environment.delenv("AWS_PROFILE")
     # One it reads does, and the store of the old one is found again.
     for name, value in [
         ("AWS_PROFILE", "other"),

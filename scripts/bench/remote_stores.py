@@ -74,6 +74,11 @@ def window_offsets(aligned: bool) -> list[tuple[int, int]]:
     return bench_stores.window_offsets(SHAPE, WINDOW, N_WINDOWS, aligned)
 
 
+def server_of(url: str) -> str:
+    """The server's root URL of a store's `url`."""
+    return "/".join(url.split("/")[:3])
+
+
 def server_counts(server: str) -> tuple[int, int]:
     with urllib.request.urlopen(f"{server}/__stats") as r:
         stats = json.load(r)
@@ -158,7 +163,7 @@ def bench_pipeline(url: str, reps: int, reference: np.ndarray) -> list[dict]:
     windows of a shard (a fresh array each, so no index is kept; default
     options and a read-ahead of 8 MiB), and windows of a shard seen before (every window
     read once, untimed)."""
-    server = "/".join(url.split("/")[:3])
+    server = server_of(url)
     side = "zarr-python obstore + CodecPipeline"
     (arr,) = pipeline_arrays(url, 1)
     server_counts(server)
@@ -193,7 +198,7 @@ def bench_reopened(url: str, how: str) -> list[dict]:
     `how` "pipeline" (obstore and `CodecPipeline`, default options) the
     store of the warm-up pass is kept and found again by every open, with
     the indexes it read; zarr-python keeps nothing across opens."""
-    server = "/".join(url.split("/")[:3])
+    server = server_of(url)
     config = PIPELINE if how == "pipeline" else {}
     side = "zarr-python obstore" + (" + CodecPipeline" if how == "pipeline" else "")
 
@@ -215,7 +220,7 @@ def bench_reopened(url: str, how: str) -> list[dict]:
 
 
 def bench(url: str, out: Path, reps: int) -> None:
-    server = "/".join(url.split("/")[:3])
+    server = server_of(url)
     lines = []
     reference = None
     for how in ("obstore", "fsspec"):

@@ -1,15 +1,13 @@
 //! The async twins of [`ArrayReadExt`](super::ArrayReadExt), for arrays over
 //! async stores (e.g. `zarrs_object_store`).
 
-use std::sync::Arc;
-
 use bytemuck::Pod;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubsetTraits, CodecOptions, Element};
 use zarrs::storage::AsyncReadableStorageTraits;
 
 use super::engine::Engine;
 use super::engine::async_engine::{self, Output, off_runtime};
-use super::engine::shared_output::{self, SharedCells, SharedOutput};
+use super::engine::shared_output::{self, SharedOutput};
 use super::{
     check_output, checked_output_len, chunk_parts, is_object_changed, located, output, whole_view,
 };
@@ -93,19 +91,7 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             // straight into it (see `shared_output`).
             let (owner, shared) = shared_output::share(out);
             let window = subset.to_array_subset();
-            let engine = Arc::new(engine);
-            let read = |shared: SharedCells, engine: Arc<Engine>| {
-                async_engine::read(self, engine, &window, Output::Shared(shared), options)
-            };
-            // Twice at most, as `async_retrieve_array_subset_into_slice_opt`.
-            let result = match read(shared.clone(), engine.clone()).await {
-                Err(error) if is_object_changed(&error) => read(shared, engine).await,
-                result => {
-                    drop(shared);
-                    result
-                }
-            };
-            result?;
+            async_engine::read(self, engine, &window, Output::Shared(shared), options).await?;
             // Every decode job ended before the read did (see
             // `async_engine::read`), so the buffer is the read's alone.
             return SharedOutput::into_vec(owner).map_err(|_| {
@@ -133,27 +119,11 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
             out.len(),
         )?;
         if let Some(engine) = Engine::for_array(self) {
-            let engine = Arc::new(engine);
             let window = subset.to_array_subset();
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-            // Twice at most: once more if the store or the engine says an
-            // object changed while it was being read (see
-            // `super::OBJECT_CHANGED`). Its errors name the chunk already.
-            let result = async_engine::read(
-                self,
-                engine.clone(),
-                &window,
-                Output::Borrowed(bytes),
-                options,
-            )
-            .await;
-            return match result {
-                Err(error) if is_object_changed(&error) => {
-                    async_engine::read(self, engine, &window, Output::Borrowed(bytes), options)
-                        .await
-                }
-                result => result,
-            };
+            // Once more if an object changed (see `async_engine::read`).
+            return async_engine::read(self, engine, &window, Output::Borrowed(bytes), options)
+                .await;
         }
         // zarrs' own read, for what the engine does not read (see
         // `super::engine`): it decodes on the runtime's thread.

@@ -224,8 +224,6 @@ impl AsyncRemoteStore {
         ))
     }
 
-    /// Where `key` is, as messages show it: `URL/key`, then `?***` when
-    /// the store's URL has a query string.
     /// The object of `key`: its path as written, as zarr-python (through
     /// obstore or s3fs) and the AWS tools name it. object_store's
     /// `Path::from` would percent-encode `~`, `[`, `%`, ... and read
@@ -236,6 +234,8 @@ impl AsyncRemoteStore {
         })
     }
 
+    /// Where `key` is, as messages show it: `URL/key`, then `?***` when
+    /// the store's URL has a query string.
     fn key_url(&self, key: &StoreKey) -> String {
         match self.url.strip_suffix("?***") {
             Some(base) => format!("{base}/{key}?***"),

@@ -370,7 +370,8 @@ _LEFT_BY_PARENT: list[RemoteStore] = []
 
 
 # Variables besides `AWS_*` that decide how a store's requests are sent:
-# where the profile files are, proxies (any case), trusted certificates.
+# where the profile files are (only `s3://` stores read them), proxies (any
+# case), trusted certificates.
 _ENV_READ = frozenset(
     {
         "HOME",
@@ -434,13 +435,19 @@ def _shared_file(env: dict[str, str], variable: str, name: str) -> Path | None:
     return Path(path)
 
 
-def _environment() -> tuple[Any, ...]:
+def _environment(s3: bool) -> tuple[Any, ...]:
     """What a store's settings come from besides its `RemoteSource`: the
-    environment variables the remote layer and its HTTP client read (every
-    `AWS_*` one: credentials, region, endpoint, ...; the home directory;
-    proxies; certificates) and the contents of the shared AWS profile
-    files, as digests."""
-    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k.upper() in _ENV_READ}
+    environment variables its HTTP client reads (proxies, certificates)
+    and, for an `s3://` store (`s3`), those the remote layer reads (every
+    `AWS_*` one: credentials, region, endpoint, ...; the home directory)
+    and the contents of the shared AWS profile files, as digests."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k.upper() in _ENV_READ or (s3 and k.startswith("AWS_"))
+    }
+    if not s3:
+        return tuple(sorted(env.items()))
     files = (
         _shared_file(env, "AWS_SHARED_CREDENTIALS_FILE", "credentials"),
         _shared_file(env, "AWS_CONFIG_FILE", "config"),
@@ -465,20 +472,26 @@ def shared_store(source: RemoteSource) -> RemoteStore:
     request of theirs would be sent and signed the same way."""
     kept = source.stores_kept
     if kept == 0:
-        return RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
-    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, _environment())
+        return _open(source)
+    environment = _environment(source.url.startswith("s3://"))
+    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, environment)
     with _KEPT_LOCK:
         _forget_parents()
         store = _KEPT.get(key)
         if store is not None:
             _KEPT.move_to_end(key)
             return store
-        # Opening reads no more than the environment and the profile files.
-        store = RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
+        store = _open(source)
         _KEPT[key] = store
         while len(_KEPT) > kept:
             _KEPT.popitem(last=False)
         return store
+
+
+def _open(source: RemoteSource) -> RemoteStore:
+    """A new store for `source` (which fetches nothing: it reads no more
+    than the environment and the profile files)."""
+    return RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
 
 
 def clear_remote_stores() -> None:

@@ -59,13 +59,6 @@ impl SharedRemoteStore {
         })
     }
 
-    /// `(requests, bytes)` fetched since the store was opened, by every
-    /// array read through it.
-    fn fetched(&self) -> (u64, u64) {
-        let fetched = self.store.fetched();
-        (fetched.requests, fetched.bytes)
-    }
-
     fn __repr__(&self) -> String {
         // `url()` has no user-info or query string (either may hold a
         // credential); settings are not shown.

@@ -75,31 +75,46 @@ pub(crate) enum Output<'a> {
     Shared(SharedCells),
 }
 
-/// Read `window` of `array` into `out`.
+/// Read `window` of `array` into `out`: once more if the store or the
+/// engine says an object changed while it was being read (see
+/// `crate::read::OBJECT_CHANGED`); the errors name the chunk.
+pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    engine: Engine,
+    window: &ArraySubset,
+    mut out: Output<'_>,
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let engine = Arc::new(engine);
+    let (cells, shared) = match &mut out {
+        Output::Borrowed(out) => (UnsafeCellSlice::new(out), None),
+        Output::Shared(shared) => (shared.cells(), Some(&*shared)),
+    };
+    match read_once(array, engine.clone(), window, cells, shared, options).await {
+        Err(error) if crate::read::is_object_changed(&error) => {
+            read_once(array, engine, window, cells, shared, options).await
+        }
+        result => result,
+    }
+}
+
+/// One attempt of [`read`], into `cells`: those of `shared` when given.
 ///
 /// Fetches and decodes are two stages with budgets of their own: up to
 /// [`ASYNC_IN_FLIGHT`] units fetched (or fetched and waiting) within
 /// [`FETCHING_BYTES`] (no fewer than decode at once), and as many decoded
 /// at once as fit in [`DECODING_BYTES`]; fetches go on while units decode.
-pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
+async fn read_once<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: Arc<Engine>,
     window: &ArraySubset,
-    out: Output<'_>,
+    cells: UnsafeCellSlice<'_, u8>,
+    shared: Option<&SharedCells>,
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
     let units = units(array, window)?;
     let store = array.storage();
-    let shape = window.shape().to_vec();
-    let (borrowed, shared) = match out {
-        Output::Borrowed(out) => (Some(UnsafeCellSlice::new(out)), None),
-        Output::Shared(shared) => (None, Some(shared)),
-    };
-    let cells = match (&shared, borrowed) {
-        (Some(shared), _) => shared.cells(),
-        (None, Some(borrowed)) => borrowed,
-        (None, None) => unreachable!("an output is borrowed or shared"),
-    };
+    let shape: Arc<[u64]> = window.shape().into();
     let expected = window.num_elements_usize() * engine.element_size;
     if cells.len() != expected {
         return Err(ArrayError::Other(format!(
@@ -143,7 +158,7 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     };
     let decode_job = |unit: Unit, fetched: Fetched, buffer: Vec<u8>| {
         let engine = engine.clone();
-        let shared = shared.clone();
+        let shared = shared.cloned();
         let shape = shape.clone();
         off_runtime(move || match shared {
             Some(shared) => {
@@ -238,8 +253,8 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         && shared.is_some()
         && crate::read::is_object_changed(error)
     {
-        // Decode jobs still writing into the shared output: the caller
-        // reads again into it (see the module's documentation).
+        // Decode jobs still writing into the shared output: `read` reads
+        // again into it (see the module's documentation).
         while in_decode.next().await.is_some() {}
     }
     result

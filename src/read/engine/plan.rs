@@ -344,26 +344,33 @@ fn too_many(unit: &Unit) -> ArrayError {
 
 /// Inner chunks along each dimension of `unit`'s shard.
 pub(crate) fn chunks_per_shard(unit: &Unit, shards: &ShardLayout) -> Result<Vec<u64>, ArrayError> {
-    if unit.shape.len() != shards.subchunk_shape.len() {
-        return Err(ArrayError::Other(format!(
-            "shard {}: sharding_indexed chunk_shape {:?} has {} dimensions, the shard {}",
-            unit.key,
-            shards.subchunk_shape,
-            shards.subchunk_shape.len(),
-            unit.shape.len()
-        )));
+    inner_chunks_per_shard(&unit.shape, &shards.subchunk_shape)
+        .map_err(|why| ArrayError::Other(format!("shard {}: {why}", unit.key)))
+}
+
+/// Inner chunks of shape `inner` along each dimension of a shard of shape
+/// `shard`; why not, when they do not tile it.
+pub(crate) fn inner_chunks_per_shard(
+    shard: &[NonZeroU64],
+    inner: &[NonZeroU64],
+) -> Result<Vec<u64>, String> {
+    if shard.len() != inner.len() {
+        return Err(format!(
+            "sharding_indexed chunk_shape {inner:?} has {} dimensions, the shard {}",
+            inner.len(),
+            shard.len()
+        ));
     }
-    unit.shape
+    shard
         .iter()
-        .zip(&shards.subchunk_shape)
+        .zip(inner)
         .map(|(s, c)| {
             if s.get() % c.get() == 0 {
                 Ok(s.get() / c.get())
             } else {
-                Err(ArrayError::Other(format!(
-                    "shard {}: sharding_indexed chunk_shape {:?} does not divide the shard shape {:?}",
-                    unit.key, shards.subchunk_shape, unit.shape
-                )))
+                Err(format!(
+                    "sharding_indexed chunk_shape {inner:?} does not divide the shard shape {shard:?}"
+                ))
             }
         })
         .collect()

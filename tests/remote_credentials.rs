@@ -538,3 +538,176 @@ fn signed_reads_with_an_instance_role() {
         &["403", "unsigned, as no credentials were found"],
     );
 }
+
+/// An executable shell script `name` in `dir` that appends a line to
+/// `name.runs` each time it runs, then runs `body`.
+#[cfg(unix)]
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    let runs = dir.join(format!("{name}.runs"));
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\necho run >> '{}'\n{body}\n", runs.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// How many times the script `name` of `dir` ran.
+#[cfg(unix)]
+fn runs(dir: &Path, name: &str) -> usize {
+    std::fs::read_to_string(dir.join(format!("{name}.runs")))
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+/// A script body that prints keys in `credential_process`'s format, with
+/// `more` fields after them.
+#[cfg(unix)]
+fn prints_keys(id: &str, secret: &str, more: &str) -> String {
+    format!(
+        r#"printf '%s' '{{"Version": 1, "AccessKeyId": "{id}", "SecretAccessKey": "{secret}"{more}}}'"#
+    )
+}
+
+/// `[profile proc]` of a config file: `credential_process` runs `command`;
+/// `extra` lines follow it.
+#[cfg(unix)]
+fn process_profile(dir: &Path, command: &Path, extra: &str) -> PathBuf {
+    let config = dir.join("config");
+    std::fs::write(
+        &config,
+        format!(
+            "[profile proc]\nregion = us-east-1\nendpoint_url = {}\ncredential_process = {}\n{extra}",
+            private().0.url(),
+            command.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[cfg(unix)]
+#[test]
+fn signed_reads_with_a_credential_process() {
+    let (_, id, secret, _) = private();
+    let dir = tempfile::tempdir().unwrap();
+    let env_for = |config: &Path| {
+        [
+            var("AWS_CONFIG_FILE", config.to_str().unwrap()),
+            var("AWS_PROFILE", "proc"),
+            var("CHILD_URL", url("private")),
+        ]
+    };
+
+    // Keys with no Expiration: one run for the whole read (its metadata
+    // and chunk requests).
+    let lasting = script(dir.path(), "lasting", &prints_keys(id, secret, ""));
+    let config = process_profile(dir.path(), &lasting, "");
+    assert_ok("a credential_process", &in_child(&env_for(&config)));
+    assert_eq!(runs(dir.path(), "lasting"), 1);
+
+    // Keys past their Expiration: a run for each request.
+    let expired = script(
+        dir.path(),
+        "expired",
+        &prints_keys(
+            id,
+            secret,
+            r#", "SessionToken": null, "Expiration": "2020-01-01T00:00:00Z""#,
+        ),
+    );
+    let config = process_profile(dir.path(), &expired, "");
+    assert_ok("keys past their expiration", &in_child(&env_for(&config)));
+    assert!(
+        runs(dir.path(), "expired") >= 2,
+        "{}",
+        runs(dir.path(), "expired")
+    );
+
+    // Keys a year from expiring: one run.
+    let later = script(
+        dir.path(),
+        "later",
+        &prints_keys(id, secret, r#", "Expiration": "2999-01-01T00:00:00+00:00""#),
+    );
+    let config = process_profile(dir.path(), &later, "");
+    assert_ok("keys that expire later", &in_child(&env_for(&config)));
+    assert_eq!(runs(dir.path(), "later"), 1);
+
+    // Wrong keys: the 403 says where they came from.
+    let wrong = script(dir.path(), "wrong", &prints_keys(id, WRONG_SECRET, ""));
+    let config = process_profile(dir.path(), &wrong, "");
+    assert_err(
+        "wrong keys from a credential_process",
+        &in_child(&env_for(&config)),
+        &[
+            "403",
+            &format!(
+                "signed with credentials from the credential_process of profile 'proc' in {}",
+                config.display()
+            ),
+        ],
+    );
+
+    // A process that fails: its exit status and standard error, at the
+    // first request; and one whose output gives no keys, never shown.
+    let failing = script(
+        dir.path(),
+        "failing",
+        &format!(
+            "echo 'Error: the SSO session has expired; run aws sso login' >&2\nprintf '%s' '{WRONG_SECRET}'\nexit 3"
+        ),
+    );
+    let config = process_profile(dir.path(), &failing, "");
+    assert_err(
+        "a failing credential_process",
+        &in_child(&env_for(&config)),
+        &[&format!(
+            "the credential_process of profile 'proc' in {} exited with exit status: 3: Error: the SSO session has expired; run aws sso login",
+            config.display()
+        )],
+    );
+    let garbled = script(
+        dir.path(),
+        "garbled",
+        &prints_keys(id, WRONG_SECRET, "").replace("\"Version\": 1", "\"Version\": 2"),
+    );
+    let config = process_profile(dir.path(), &garbled, "");
+    assert_err(
+        "a credential_process of another version",
+        &in_child(&env_for(&config)),
+        &["credential_process of profile 'proc'", "printed Version 2"],
+    );
+
+    // The AWS CLI's order: keys of the credentials file before the
+    // process (which is not run), the process before keys of the config
+    // file.
+    let never = script(dir.path(), "never", "exit 1");
+    let config = process_profile(dir.path(), &never, "");
+    let credentials = dir.path().join("credentials");
+    std::fs::write(
+        &credentials,
+        format!("[proc]\naws_access_key_id = {id}\naws_secret_access_key = {secret}\n"),
+    )
+    .unwrap();
+    let mut env = env_for(&config).to_vec();
+    env.push(var(
+        "AWS_SHARED_CREDENTIALS_FILE",
+        credentials.to_str().unwrap(),
+    ));
+    assert_ok("keys of the credentials file first", &in_child(&env));
+    assert_eq!(runs(dir.path(), "never"), 0);
+    let config = process_profile(
+        dir.path(),
+        &lasting,
+        &format!("aws_access_key_id = {id}\naws_secret_access_key = {WRONG_SECRET}\n"),
+    );
+    assert_ok(
+        "the process before keys of the config file",
+        &in_child(&env_for(&config)),
+    );
+    assert_eq!(runs(dir.path(), "lasting"), 2);
+}

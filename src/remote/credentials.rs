@@ -29,13 +29,17 @@
 //!    a laptop does not wait on timeouts.
 //!
 //! Steps 1, 3, 4 and 5 are object_store's own providers. Profiles are read
-//! here, static keys only: a profile that gets its credentials from
-//! `credential_process`, SSO (`sso_session`, `sso_start_url`), an assumed
-//! role (`role_arn` with `source_profile` or `credential_source`) or its
-//! own `web_identity_token_file` is not read. Named by `AWS_PROFILE`, such a
-//! profile is an error at open that says so (export its credentials, e.g.
-//! with `aws configure export-credentials --profile NAME --format env`);
-//! as the default profile it is passed over.
+//! here, in the AWS CLI's order: static keys of the credentials file, then
+//! the profile's `credential_process` (run as
+//! [`credential_process`](super::credential_process) says), then static
+//! keys of the config file. A profile that gets its credentials from SSO
+//! (`sso_session`, `sso_start_url`), an assumed role (`role_arn` with
+//! `source_profile` or `credential_source`) or its own
+//! `web_identity_token_file` is not read. Named by `AWS_PROFILE`, such a
+//! profile is an error at open that says what to do instead (a profile
+//! whose `credential_process` is `aws configure export-credentials
+//! --profile NAME --format process`, or the keys exported); as the
+//! default profile it is passed over.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,14 +55,14 @@ use object_store::{
 };
 
 use super::RemoteOptions;
+use super::credential_process::{ProcessCredentials, describe};
 
 /// How long the instance metadata service is given, at a store's first
 /// request, to hand out credentials before requests go unsigned.
 pub const INSTANCE_PROBE: Duration = Duration::from_secs(1);
 
 /// What a profile may hold that this crate does not read.
-const UNREAD_PROFILE_KEYS: [&str; 8] = [
-    "credential_process",
+const UNREAD_PROFILE_KEYS: [&str; 7] = [
     "sso_session",
     "sso_start_url",
     "sso_account_id",
@@ -233,8 +237,7 @@ pub(crate) fn decide(
             name,
             file,
             keys,
-            region,
-            endpoint,
+            settings,
         } => {
             builder = builder
                 .with_access_key_id(keys.0)
@@ -242,22 +245,23 @@ pub(crate) fn decide(
             if let Some(token) = keys.2 {
                 builder = builder.with_token(token);
             }
-            if let Some(region) = region
-                && !has(&builder, AmazonS3ConfigKey::Region)
-            {
-                builder = builder.with_region(region);
-            }
-            if let Some(endpoint) = endpoint
-                && !has(&builder, AmazonS3ConfigKey::Endpoint)
-            {
-                if endpoint.starts_with("http://") {
-                    builder = builder.with_allow_http(true);
-                }
-                builder = builder.with_endpoint(endpoint);
-            }
-            let from = format!("profile '{name}' in {}", file.display());
+            let from = describe(&name, &file);
             return Ok(Decided::Builder(
-                Box::new(builder),
+                Box::new(settings.apply(builder)),
+                Signing::Known(signed_sentence(&from)),
+            ));
+        }
+        ProfileFound::Process {
+            name,
+            file,
+            command,
+            settings,
+        } => {
+            let from = format!("the credential_process of {}", describe(&name, &file));
+            let process = ProcessCredentials::new(&name, &file, command);
+            let builder = builder.with_credentials(Arc::new(process));
+            return Ok(Decided::Builder(
+                Box::new(settings.apply(builder)),
                 Signing::Known(signed_sentence(&from)),
             ));
         }
@@ -326,11 +330,44 @@ enum ProfileFound {
         name: String,
         file: PathBuf,
         keys: (String, String, Option<String>),
-        region: Option<String>,
-        endpoint: Option<String>,
+        settings: ProfileSettings,
+    },
+    /// The `credential_process` command of profile `name`, from `file`.
+    Process {
+        name: String,
+        file: PathBuf,
+        command: String,
+        settings: ProfileSettings,
     },
     /// No keys; why, for the 401/403 message.
     Nothing(String),
+}
+
+/// What a profile's config section says besides credentials.
+struct ProfileSettings {
+    region: Option<String>,
+    endpoint: Option<String>,
+}
+
+impl ProfileSettings {
+    /// `builder` with the profile's region and endpoint where neither the
+    /// options nor the environment set them.
+    fn apply(self, mut builder: AmazonS3Builder) -> AmazonS3Builder {
+        if let Some(region) = self.region
+            && !has(&builder, AmazonS3ConfigKey::Region)
+        {
+            builder = builder.with_region(region);
+        }
+        if let Some(endpoint) = self.endpoint
+            && !has(&builder, AmazonS3ConfigKey::Endpoint)
+        {
+            if endpoint.starts_with("http://") {
+                builder = builder.with_allow_http(true);
+            }
+            builder = builder.with_endpoint(endpoint);
+        }
+        builder
+    }
 }
 
 /// The user's home directory.
@@ -406,30 +443,61 @@ fn read_profile() -> Result<ProfileFound, String> {
         .map(|(_, file)| file.display().to_string())
         .collect::<Vec<_>>()
         .join(" and ");
-    let region = from_config
-        .as_ref()
-        .and_then(|(s, _)| s.get("region").cloned());
-    let endpoint = from_config
-        .as_ref()
-        .and_then(|(s, _)| s.get("endpoint_url").cloned());
-    // The credentials file wins over the config file, as in the AWS CLI.
-    for (section, file) in from_credentials.iter().chain(from_config.iter()) {
-        if let (Some(id), Some(secret)) = (
-            section.get("aws_access_key_id"),
-            section.get("aws_secret_access_key"),
-        ) {
-            return Ok(ProfileFound::Keys {
-                name,
-                file: file.clone(),
-                keys: (
-                    id.clone(),
-                    secret.clone(),
-                    section.get("aws_session_token").cloned(),
-                ),
-                region,
-                endpoint,
-            });
+    let settings = ProfileSettings {
+        region: from_config
+            .as_ref()
+            .and_then(|(s, _)| s.get("region").cloned()),
+        endpoint: from_config
+            .as_ref()
+            .and_then(|(s, _)| s.get("endpoint_url").cloned()),
+    };
+    let keys_in = |found: &Option<(HashMap<String, String>, PathBuf)>| {
+        let (section, file) = found.as_ref()?;
+        let id = section.get("aws_access_key_id")?;
+        let secret = section.get("aws_secret_access_key")?;
+        let token = section.get("aws_session_token").cloned();
+        Some((file.clone(), (id.clone(), secret.clone(), token)))
+    };
+    // The AWS CLI's order: the credentials file's keys, the profile's
+    // process (the credentials file's setting over the config file's),
+    // the config file's keys.
+    if let Some((file, keys)) = keys_in(&from_credentials) {
+        return Ok(ProfileFound::Keys {
+            name,
+            file,
+            keys,
+            settings,
+        });
+    }
+    let process = from_credentials
+        .iter()
+        .chain(from_config.iter())
+        .find_map(|(section, file)| {
+            let command = section.get("credential_process")?;
+            Some((command.clone(), file.clone()))
+        });
+    if let Some((command, file)) = process {
+        if command.trim().is_empty() {
+            let why = format!("{} has an empty credential_process", describe(&name, &file));
+            return match named {
+                Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
+                None => Ok(ProfileFound::Nothing(why)),
+            };
         }
+        return Ok(ProfileFound::Process {
+            name,
+            file,
+            command,
+            settings,
+        });
+    }
+    if let Some((file, keys)) = keys_in(&from_config) {
+        return Ok(ProfileFound::Keys {
+            name,
+            file,
+            keys,
+            settings,
+        });
     }
     let unread: Vec<&str> = UNREAD_PROFILE_KEYS
         .iter()
@@ -445,7 +513,7 @@ fn read_profile() -> Result<ProfileFound, String> {
         format!("profile '{name}' in {files} has no aws_access_key_id and aws_secret_access_key")
     } else {
         format!(
-            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (only static keys): export them, e.g. `aws configure export-credentials --profile {name} --format env`",
+            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (it reads static keys and credential_process): use a profile with `credential_process = aws configure export-credentials --profile {name} --format process`, or export the keys (`aws configure export-credentials --profile {name} --format env`)",
             unread.join(", ")
         )
     };

@@ -31,11 +31,11 @@
 //! [`RemoteOptions::s3_config`] over them. Requests are signed with
 //! credentials found as the AWS command line tools find them: keys in the
 //! options or the environment, a profile of the shared files
-//! (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`; static keys only,
-//! not SSO or `credential_process`), web identity, container credentials,
-//! an instance role. With none anywhere, requests go unsigned, which is
-//! what a public bucket needs; the instance metadata service is asked only
-//! at the first request and for at most [`INSTANCE_PROBE`]
+//! (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`; static keys and
+//! `credential_process`, not SSO or assumed roles), web identity,
+//! container credentials, an instance role. With none anywhere, requests
+//! go unsigned, which is what a public bucket needs; the instance metadata
+//! service is asked only at the first request and for at most [`INSTANCE_PROBE`]
 //! (`AWS_EC2_METADATA_DISABLED=true` skips it). An explicit choice wins:
 //! [`RemoteOptions::anonymous`], then `aws_skip_signature` in `s3_config`,
 //! then `AWS_SKIP_SIGNATURE`. A 401/403 error says whether the request was
@@ -66,6 +66,7 @@
 
 mod build;
 mod counting;
+mod credential_process;
 mod credentials;
 mod error;
 mod index_cache;

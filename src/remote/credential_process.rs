@@ -1,0 +1,319 @@
+//! Credentials from a profile's `credential_process`: a command that
+//! prints temporary keys as JSON, the way the AWS tools source them from an
+//! external program (aws-vault, granted, saml2aws, or the AWS CLI itself:
+//! `aws configure export-credentials --profile NAME --format process`,
+//! which bridges an SSO profile).
+//!
+//! The command runs through the shell (`/bin/sh -c`, `cmd /C` on Windows),
+//! as the AWS SDK for Rust runs it, with the process's environment, at the
+//! first request that needs credentials and again when the keys it gave
+//! are within [`REFRESH_BEFORE`] of their `Expiration` (never, without
+//! one). Requests waiting meanwhile share that one run. Its output is
+//! `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey": ...,
+//! "SessionToken": ..., "Expiration": "RFC 3339 time"}` (the last two
+//! optional). A run that fails, or whose output is not that, fails the
+//! request with a message that names the profile, its file and what was
+//! wrong (the exit status and the end of its standard error; never its
+//! output, which holds the secret).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use object_store::CredentialProvider;
+use object_store::aws::AwsCredential;
+
+/// How long before their `Expiration` held keys are replaced: time for a
+/// request signed with them to reach S3, and for its retries.
+pub(crate) const REFRESH_BEFORE: Duration = Duration::from_secs(60);
+
+/// The most of a failed run's standard error a message shows (its end,
+/// where tools say what went wrong).
+const STDERR_SHOWN: usize = 600;
+
+/// The keys a run gave, until when they may be used.
+struct Held {
+    credential: Arc<AwsCredential>,
+    /// `None`: the output gave no `Expiration`; the keys do not expire.
+    expires: Option<SystemTime>,
+}
+
+/// The credentials of one profile's `credential_process` (see the module
+/// doc).
+pub(crate) struct ProcessCredentials {
+    /// `profile 'NAME' in FILE`, as messages name it.
+    profile: String,
+    command: String,
+    held: tokio::sync::Mutex<Option<Held>>,
+}
+
+impl std::fmt::Debug for ProcessCredentials {
+    // The command may carry arguments a user would not print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProcessCredentials({})", self.profile)
+    }
+}
+
+impl ProcessCredentials {
+    /// The `command` of profile `name` in `file`; nothing runs yet.
+    pub(crate) fn new(name: &str, file: &std::path::Path, command: String) -> Self {
+        Self {
+            profile: describe(name, file),
+            command,
+            held: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Run the command once and read its keys.
+    async fn run(&self) -> Result<Held, String> {
+        let command = self.command.clone();
+        let output = match tokio::runtime::Handle::try_current() {
+            // A run blocks until the command ends: not on a runtime thread.
+            Ok(handle) => handle
+                .spawn_blocking(move || shell(&command).output())
+                .await
+                .map_err(|e| format!("the run did not finish: {e}"))?,
+            Err(_) => shell(&command).output(),
+        }
+        .map_err(|e| format!("cannot be started: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "exited with {}{}",
+                output.status,
+                stderr_tail(&output.stderr)
+            ));
+        }
+        parse(&output.stdout)
+    }
+}
+
+/// `profile 'NAME' in FILE`.
+pub(crate) fn describe(name: &str, file: &std::path::Path) -> String {
+    format!("profile '{name}' in {}", file.display())
+}
+
+/// The command line `command` run by the shell.
+fn shell(command: &str) -> std::process::Command {
+    #[cfg(windows)]
+    let mut run = {
+        let mut run = std::process::Command::new("cmd.exe");
+        run.arg("/C").arg(command);
+        run
+    };
+    #[cfg(not(windows))]
+    let mut run = {
+        // Not `sh` from PATH: the shell is not the user's to replace.
+        let mut run = std::process::Command::new(PathBuf::from("/bin/sh"));
+        run.arg("-c").arg(command);
+        run
+    };
+    run.stdin(std::process::Stdio::null());
+    run
+}
+
+/// `: ` and the last [`STDERR_SHOWN`] bytes of `stderr` on one line, or
+/// nothing.
+fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return String::new();
+    }
+    let start = text
+        .char_indices()
+        .map(|(at, _)| at)
+        .find(|&at| text.len() - at <= STDERR_SHOWN)
+        .unwrap_or(text.len());
+    let ellipsis = if start > 0 { "..." } else { "" };
+    format!(": {ellipsis}{}", &text[start..])
+}
+
+/// The keys in a run's standard output.
+///
+/// # Errors
+/// What is wrong with the output, naming fields, never their values
+/// (except `Version` and `Expiration`, which are no secrets).
+fn parse(stdout: &[u8]) -> Result<Held, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("printed what is not JSON ({e})"))?;
+    let Some(fields) = value.as_object() else {
+        return Err("printed JSON that is not an object".to_string());
+    };
+    match fields.get("Version") {
+        Some(version) if version.as_u64() == Some(1) => {}
+        Some(version) => {
+            return Err(format!(
+                "printed Version {version}, where 1 is the one known"
+            ));
+        }
+        None => return Err("printed no Version (1)".to_string()),
+    }
+    let text = |name: &str, required: bool| -> Result<Option<String>, String> {
+        match fields.get(name) {
+            Some(serde_json::Value::String(text)) if !text.is_empty() => Ok(Some(text.clone())),
+            None | Some(serde_json::Value::Null) if !required => Ok(None),
+            None => Err(format!("printed no {name}")),
+            Some(_) => Err(format!("printed {name} as what is not a non-empty string")),
+        }
+    };
+    let key_id = text("AccessKeyId", true)?.unwrap_or_default();
+    let secret_key = text("SecretAccessKey", true)?.unwrap_or_default();
+    let token = text("SessionToken", false)?;
+    let expires = match text("Expiration", false)? {
+        None => None,
+        Some(time) => {
+            let at = chrono::DateTime::parse_from_rfc3339(&time).map_err(|e| {
+                format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
+            })?;
+            Some(SystemTime::from(at))
+        }
+    };
+    Ok(Held {
+        credential: Arc::new(AwsCredential {
+            key_id,
+            secret_key,
+            token,
+        }),
+        expires,
+    })
+}
+
+impl Held {
+    /// Whether the keys may still sign a request sent at `now`.
+    fn fresh(&self, now: SystemTime) -> bool {
+        self.expires
+            .is_none_or(|expires| now + REFRESH_BEFORE < expires)
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialProvider for ProcessCredentials {
+    type Credential = AwsCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
+        // Held across the run, so that requests waiting meanwhile share it.
+        let mut held = self.held.lock().await;
+        if let Some(keys) = held.as_ref().filter(|k| k.fresh(SystemTime::now())) {
+            return Ok(keys.credential.clone());
+        }
+        let keys = self
+            .run()
+            .await
+            .map_err(|why| object_store::Error::Generic {
+                store: "S3",
+                source: format!("the credential_process of {} {why}", self.profile).into(),
+            })?;
+        let credential = keys.credential.clone();
+        *held = Some(keys);
+        Ok(credential)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(rfc3339: &str) -> SystemTime {
+        chrono::DateTime::parse_from_rfc3339(rfc3339)
+            .unwrap()
+            .into()
+    }
+
+    /// The output format of the AWS CLI's documentation for
+    /// `credential_process`, with and without the optional fields.
+    #[test]
+    fn outputs_that_give_keys() {
+        let now = at("2026-11-27T05:00:00Z");
+        let held = parse(
+            br#"{"Version": 1, "AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "s3cr3t",
+                 "SessionToken": "tok", "Expiration": "2026-11-27T06:00:00+01:00"}"#,
+        )
+        .unwrap();
+        assert_eq!(held.credential.key_id, "AKIDEXAMPLE");
+        assert_eq!(held.credential.secret_key, "s3cr3t");
+        assert_eq!(held.credential.token.as_deref(), Some("tok"));
+        // 06:00 at +01:00 is 05:00 UTC: expired at `now`.
+        assert_eq!(held.expires, Some(at("2026-11-27T05:00:00Z")));
+        assert!(!held.fresh(now));
+
+        let held = parse(
+            br#"{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S", "SessionToken": null}"#,
+        )
+        .unwrap();
+        assert_eq!(held.credential.token, None);
+        assert_eq!(held.expires, None);
+        assert!(held.fresh(now + Duration::from_secs(10 * 365 * 86400)));
+    }
+
+    /// Keys are replaced [`REFRESH_BEFORE`] their expiration, not at it.
+    #[test]
+    fn keys_are_replaced_a_minute_before_they_expire() {
+        let held = parse(
+            br#"{"Version":1,"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"2026-11-27T05:10:00Z"}"#,
+        )
+        .unwrap();
+        assert!(held.fresh(at("2026-11-27T05:08:59Z")));
+        assert!(!held.fresh(at("2026-11-27T05:09:00Z")));
+        assert!(!held.fresh(at("2026-11-27T05:11:00Z")));
+    }
+
+    /// Each output that gives no keys says what is wrong, and never shows
+    /// a secret value.
+    #[test]
+    fn outputs_that_do_not_give_keys() {
+        for (output, says) in [
+            (&b"AKID s3cr3t"[..], "is not JSON"),
+            (br#"["s3cr3t"]"#, "not an object"),
+            (br#"{"AccessKeyId": "A", "SecretAccessKey": "s3cr3t"}"#, "no Version (1)"),
+            (
+                br#"{"Version": 2, "AccessKeyId": "A", "SecretAccessKey": "s3cr3t"}"#,
+                "printed Version 2, where 1",
+            ),
+            (
+                br#"{"Version": "1", "AccessKeyId": "A", "SecretAccessKey": "s3cr3t"}"#,
+                "printed Version \"1\"",
+            ),
+            (br#"{"Version": 1, "SecretAccessKey": "s3cr3t"}"#, "printed no AccessKeyId"),
+            (br#"{"Version": 1, "AccessKeyId": "A"}"#, "printed no SecretAccessKey"),
+            (
+                br#"{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": ["s3cr3t"]}"#,
+                "printed SecretAccessKey as what is not a non-empty string",
+            ),
+            (
+                br#"{"Version": 1, "AccessKeyId": "", "SecretAccessKey": "s3cr3t"}"#,
+                "printed AccessKeyId as what is not",
+            ),
+            (
+                br#"{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "s3cr3t", "SessionToken": 7}"#,
+                "printed SessionToken as what is not",
+            ),
+            (
+                br#"{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "s3cr3t", "Expiration": "tomorrow"}"#,
+                "an Expiration \"tomorrow\" that is not an RFC 3339 time",
+            ),
+        ] {
+            let Err(message) = parse(output) else {
+                panic!("{} gave keys", String::from_utf8_lossy(output));
+            };
+            assert!(message.contains(says), "{message:?} lacks {says:?}");
+            assert!(!message.contains("s3cr3t"), "{message:?} shows the secret");
+        }
+    }
+
+    #[test]
+    fn the_end_of_standard_error_on_one_line() {
+        assert_eq!(stderr_tail(b""), "");
+        assert_eq!(stderr_tail(b"  \n"), "");
+        assert_eq!(
+            stderr_tail(b"Error: token expired\n  run aws sso login\n"),
+            ": Error: token expired run aws sso login"
+        );
+        let long = format!("{}THE END", "x\u{e9}".repeat(400));
+        let tail = stderr_tail(long.as_bytes());
+        assert!(
+            tail.starts_with(": ...") && tail.ends_with("THE END"),
+            "{tail}"
+        );
+        assert!(tail.len() <= STDERR_SHOWN + 5, "{}", tail.len());
+    }
+}

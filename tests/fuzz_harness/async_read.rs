@@ -6,42 +6,27 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use zarrs::storage::byte_range::ByteRangeIterator;
-use zarrs::storage::{
-    AsyncMaybeBytesIterator, AsyncReadableStorageTraits, MaybeBytes, ReadableStorageTraits,
-    StorageError, StoreKey,
+use zarrs::storage::storage_adapter::sync_to_async::{
+    SyncToAsyncSpawnBlocking, SyncToAsyncStorageAdapter,
 };
 
-/// `S` through the async traits: every call answered at once by the sync
-/// store.
-pub struct AsyncOf<S>(pub Arc<S>);
+/// zarrs' sync-to-async adapter with no runtime under it: each call is
+/// answered at once, on the polling thread, by the sync store.
+pub struct Inline;
 
-#[async_trait::async_trait]
-impl<S: ReadableStorageTraits + 'static> AsyncReadableStorageTraits for AsyncOf<S> {
-    async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
-        self.0.get(key)
+impl SyncToAsyncSpawnBlocking for Inline {
+    fn spawn_blocking<F, R>(&self, f: F) -> impl Future<Output = R> + Send
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        std::future::ready(f())
     }
+}
 
-    async fn get_partial_many<'a>(
-        &'a self,
-        key: &StoreKey,
-        byte_ranges: ByteRangeIterator<'a>,
-    ) -> Result<AsyncMaybeBytesIterator<'a>, StorageError> {
-        // Collected here: the sync iterator need not be `Sync`.
-        let Some(ranges) = self.0.get_partial_many(key, byte_ranges)? else {
-            return Ok(None);
-        };
-        let ranges: Vec<_> = ranges.collect();
-        Ok(Some(Box::pin(futures::stream::iter(ranges))))
-    }
-
-    async fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        self.0.size_key(key)
-    }
-
-    fn supports_get_partial(&self) -> bool {
-        self.0.supports_get_partial()
-    }
+/// `store` through zarrs' async storage traits, answered by [`Inline`].
+pub fn async_of<S>(store: Arc<S>) -> SyncToAsyncStorageAdapter<S, Inline> {
+    SyncToAsyncStorageAdapter::new(store, Inline)
 }
 
 /// Wakes the thread that waits in [`block_on`].

@@ -12,7 +12,7 @@
 //! spoiled shard reads the values written; an error from a window that
 //! touches it names the shard's key. With the `async` feature,
 //! `AsyncArrayReadExt` reads each window too (through
-//! `async_read::AsyncOf`) and gives the same values, or an error naming
+//! `async_read::async_of`) and gives the same values, or an error naming
 //! the shard where the sync read gave one. zarrs' own read is not run on these
 //! shards (ZARRS-AVOID(shard-index-overflow), see `targets.rs`); reads go
 //! through `CheckedStore` (ZARRS-AVOID(memory-store-ranges)).
@@ -121,7 +121,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     let array = Array::open(checked.clone(), "/").unwrap();
     #[cfg(feature = "async")]
     let async_array = super::async_read::block_on(Array::async_open(
-        Arc::new(super::async_read::AsyncOf(checked)),
+        Arc::new(super::async_read::async_of(checked)),
         "/",
     ))
     .unwrap();

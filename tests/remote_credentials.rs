@@ -609,22 +609,23 @@ fn signed_reads_with_a_credential_process() {
     assert_ok("a credential_process", &in_child(&env_for(&config)));
     assert_eq!(runs(dir.path(), "lasting"), 1);
 
-    // Keys past their Expiration: a run for each request.
-    let expired = script(
+    // Keys within a minute of their Expiration: a run for each request.
+    let soon = (chrono::Utc::now() + chrono::TimeDelta::seconds(40)).to_rfc3339();
+    let expiring = script(
         dir.path(),
-        "expired",
+        "expiring",
         &prints_keys(
             id,
             secret,
-            r#", "SessionToken": null, "Expiration": "2020-01-01T00:00:00Z""#,
+            &format!(r#", "SessionToken": null, "Expiration": "{soon}""#),
         ),
     );
-    let config = process_profile(dir.path(), &expired, "");
-    assert_ok("keys past their expiration", &in_child(&env_for(&config)));
+    let config = process_profile(dir.path(), &expiring, "");
+    assert_ok("keys about to expire", &in_child(&env_for(&config)));
     assert!(
-        runs(dir.path(), "expired") >= 2,
+        runs(dir.path(), "expiring") >= 2,
         "{}",
-        runs(dir.path(), "expired")
+        runs(dir.path(), "expiring")
     );
 
     // Keys a year from expiring: one run.
@@ -662,13 +663,18 @@ fn signed_reads_with_a_credential_process() {
         ),
     );
     let config = process_profile(dir.path(), &failing, "");
+    let line = in_child(&env_for(&config));
     assert_err(
         "a failing credential_process",
-        &in_child(&env_for(&config)),
+        &line,
         &[&format!(
             "the credential_process of profile 'proc' in {} exited with exit status: 3: Error: the SSO session has expired; run aws sso login",
             config.display()
         )],
+    );
+    assert!(
+        !line.contains(failing.to_str().unwrap()),
+        "the command in {line}"
     );
     let garbled = script(
         dir.path(),
@@ -710,4 +716,76 @@ fn signed_reads_with_a_credential_process() {
         &in_child(&env_for(&config)),
     );
     assert_eq!(runs(dir.path(), "lasting"), 2);
+
+    // The credentials file's credential_process before the config file's.
+    std::fs::write(
+        &credentials,
+        format!("[proc]\ncredential_process = {}\n", wrong.display()),
+    )
+    .unwrap();
+    let config = process_profile(dir.path(), &lasting, "");
+    let mut env = env_for(&config).to_vec();
+    env.push(var(
+        "AWS_SHARED_CREDENTIALS_FILE",
+        credentials.to_str().unwrap(),
+    ));
+    assert_err(
+        "the credentials file's process first",
+        &in_child(&env),
+        &[
+            "403",
+            &format!(
+                "credential_process of profile 'proc' in {}",
+                credentials.display()
+            ),
+        ],
+    );
+    assert_eq!(runs(dir.path(), "lasting"), 2);
+
+    // The default profile's process, with no AWS_PROFILE.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".aws")).unwrap();
+    std::fs::write(
+        home.path().join(".aws/config"),
+        format!(
+            "[default]\nregion = us-east-1\nendpoint_url = {}\ncredential_process = {}\n",
+            private().0.url(),
+            lasting.display()
+        ),
+    )
+    .unwrap();
+    let env = [
+        var("HOME", home.path().to_str().unwrap()),
+        var("CHILD_URL", url("private")),
+    ];
+    assert_ok("the default profile's process", &in_child(&env));
+    assert_eq!(runs(dir.path(), "lasting"), 3);
+
+    // An empty credential_process, and one beside an assumed role (which
+    // the AWS CLI would take first): errors at open, nothing run.
+    let config = process_profile(dir.path(), Path::new(""), "");
+    assert_err(
+        "an empty credential_process",
+        &in_child(&env_for(&config)),
+        &[
+            "open: ",
+            "AWS_PROFILE=proc",
+            "has an empty credential_process",
+        ],
+    );
+    let config = process_profile(
+        dir.path(),
+        &lasting,
+        "role_arn = arn:aws:iam::123456789012:role/reader\nsource_profile = other\n",
+    );
+    assert_err(
+        "a credential_process beside a role",
+        &in_child(&env_for(&config)),
+        &[
+            "open: ",
+            "AWS_PROFILE=proc",
+            "through role_arn, source_profile, which this crate does not read",
+        ],
+    );
+    assert_eq!(runs(dir.path(), "lasting"), 3);
 }

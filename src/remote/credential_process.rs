@@ -5,20 +5,26 @@
 //! which bridges an SSO profile).
 //!
 //! The command runs through the shell (`/bin/sh -c`, `cmd /C` on Windows),
-//! as the AWS SDK for Rust runs it, with the process's environment, at the
-//! first request that needs credentials and again when the keys it gave
-//! are within [`REFRESH_BEFORE`] of their `Expiration` (never, without
-//! one). Requests waiting meanwhile share that one run. Its output is
-//! `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey": ...,
-//! "SessionToken": ..., "Expiration": "RFC 3339 time"}` (the last two
-//! optional). A run that fails, or whose output is not that, fails the
-//! request with a message that names the profile, its file and what was
-//! wrong (the exit status and the end of its standard error; never its
-//! output, which holds the secret).
+//! as the AWS SDK for Rust runs it, with the process's environment and no
+//! standard input (a prompt fails at once rather than wait for an answer
+//! that cannot come), at the first request that needs credentials and
+//! again when the keys it gave are within [`REFRESH_BEFORE`] of their
+//! `Expiration` (never, without one). Requests waiting meanwhile share
+//! that one run. A run that takes longer than [`RUN_LIMIT`] is stopped.
+//! Its output is `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey":
+//! ..., "SessionToken": ..., "Expiration": "RFC 3339 time"}` (the last two
+//! optional). A run that fails, or whose output is not that (or gives keys
+//! already expired), fails the request with a message that names the
+//! profile, its file and what was wrong: the exit status and the end of
+//! its standard error, or the field; never the command line (it may carry
+//! arguments a user would not show) or the output's keys.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::process::{Output, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
 
 use object_store::CredentialProvider;
 use object_store::aws::AwsCredential;
@@ -26,6 +32,11 @@ use object_store::aws::AwsCredential;
 /// How long before their `Expiration` held keys are replaced: time for a
 /// request signed with them to reach S3, and for its retries.
 pub(crate) const REFRESH_BEFORE: Duration = Duration::from_secs(60);
+
+/// How long a run may take: a tool that hangs (a prompt that cannot be
+/// answered, a network that does not) must not hold every request
+/// forever.
+pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 /// The most of a failed run's standard error a message shows (its end,
 /// where tools say what went wrong).
@@ -35,7 +46,7 @@ const STDERR_SHOWN: usize = 600;
 struct Held {
     credential: Arc<AwsCredential>,
     /// `None`: the output gave no `Expiration`; the keys do not expire.
-    expires: Option<SystemTime>,
+    expires: Option<DateTime<Utc>>,
 }
 
 /// The credentials of one profile's `credential_process` (see the module
@@ -44,6 +55,8 @@ pub(crate) struct ProcessCredentials {
     /// `profile 'NAME' in FILE`, as messages name it.
     profile: String,
     command: String,
+    /// [`RUN_LIMIT`], shorter in tests.
+    limit: Duration,
     held: tokio::sync::Mutex<Option<Held>>,
 }
 
@@ -60,22 +73,22 @@ impl ProcessCredentials {
         Self {
             profile: describe(name, file),
             command,
+            limit: RUN_LIMIT,
             held: tokio::sync::Mutex::new(None),
         }
     }
 
     /// Run the command once and read its keys.
     async fn run(&self) -> Result<Held, String> {
-        let command = self.command.clone();
+        let (command, limit) = (self.command.clone(), self.limit);
         let output = match tokio::runtime::Handle::try_current() {
             // A run blocks until the command ends: not on a runtime thread.
             Ok(handle) => handle
-                .spawn_blocking(move || shell(&command).output())
+                .spawn_blocking(move || run_for(&command, limit))
                 .await
-                .map_err(|e| format!("the run did not finish: {e}"))?,
-            Err(_) => shell(&command).output(),
-        }
-        .map_err(|e| format!("cannot be started: {e}"))?;
+                .map_err(|e| format!("did not finish: {e}"))??,
+            Err(_) => run_for(&command, limit)?,
+        };
         if !output.status.success() {
             return Err(format!(
                 "exited with {}{}",
@@ -83,7 +96,16 @@ impl ProcessCredentials {
                 stderr_tail(&output.stderr)
             ));
         }
-        parse(&output.stdout)
+        let held = parse(&output.stdout)?;
+        if let Some(expires) = held.expires
+            && expires <= Utc::now()
+        {
+            return Err(format!(
+                "printed keys that expired at {}",
+                expires.to_rfc3339()
+            ));
+        }
+        Ok(held)
     }
 }
 
@@ -96,19 +118,70 @@ pub(crate) fn describe(name: &str, file: &std::path::Path) -> String {
 fn shell(command: &str) -> std::process::Command {
     #[cfg(windows)]
     let mut run = {
+        use std::os::windows::process::CommandExt;
         let mut run = std::process::Command::new("cmd.exe");
-        run.arg("/C").arg(command);
+        // As written: `cmd` does not undo the quoting `arg` would add.
+        run.arg("/C").raw_arg(command);
         run
     };
     #[cfg(not(windows))]
     let mut run = {
         // Not `sh` from PATH: the shell is not the user's to replace.
-        let mut run = std::process::Command::new(PathBuf::from("/bin/sh"));
+        let mut run = std::process::Command::new("/bin/sh");
         run.arg("-c").arg(command);
         run
     };
-    run.stdin(std::process::Stdio::null());
+    run.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     run
+}
+
+/// Run `command` through the shell, stopped after `limit`: its output, or
+/// why there is none.
+fn run_for(command: &str, limit: Duration) -> Result<Output, String> {
+    let mut child = shell(command)
+        .spawn()
+        .map_err(|e| format!("cannot be started: {e}"))?;
+    // Read on threads of their own: a child that fills a pipe waits for it
+    // to be read before it can end.
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "did not finish within {} ms, and was stopped",
+                    limit.as_millis()
+                ));
+            }
+            Err(e) => return Err(format!("cannot be waited for: {e}")),
+        }
+    };
+    // A reader thread ends with its pipe; it does not panic.
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 /// `: ` and the last [`STDERR_SHOWN`] bytes of `stderr` on one line, or
@@ -140,7 +213,8 @@ fn parse(stdout: &[u8]) -> Result<Held, String> {
         return Err("printed JSON that is not an object".to_string());
     };
     match fields.get("Version") {
-        Some(version) if version.as_u64() == Some(1) => {}
+        // 1 or 1.0, as a JSON number.
+        Some(version) if version.as_f64() == Some(1.0) => {}
         Some(version) => {
             return Err(format!(
                 "printed Version {version}, where 1 is the one known"
@@ -158,14 +232,18 @@ fn parse(stdout: &[u8]) -> Result<Held, String> {
     };
     let key_id = text("AccessKeyId", true)?.unwrap_or_default();
     let secret_key = text("SecretAccessKey", true)?.unwrap_or_default();
-    let token = text("SessionToken", false)?;
+    // An empty token is no token, as the AWS CLI reads it.
+    let token = match fields.get("SessionToken") {
+        Some(serde_json::Value::String(token)) if token.is_empty() => None,
+        _ => text("SessionToken", false)?,
+    };
     let expires = match text("Expiration", false)? {
         None => None,
         Some(time) => {
-            let at = chrono::DateTime::parse_from_rfc3339(&time).map_err(|e| {
+            let at = DateTime::parse_from_rfc3339(&time).map_err(|e| {
                 format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
             })?;
-            Some(SystemTime::from(at))
+            Some(at.with_timezone(&Utc))
         }
     };
     Ok(Held {
@@ -180,9 +258,13 @@ fn parse(stdout: &[u8]) -> Result<Held, String> {
 
 impl Held {
     /// Whether the keys may still sign a request sent at `now`.
-    fn fresh(&self, now: SystemTime) -> bool {
-        self.expires
-            .is_none_or(|expires| now + REFRESH_BEFORE < expires)
+    fn fresh(&self, now: DateTime<Utc>) -> bool {
+        self.expires.is_none_or(|expires| {
+            chrono::TimeDelta::from_std(REFRESH_BEFORE)
+                .ok()
+                .and_then(|margin| now.checked_add_signed(margin))
+                .is_some_and(|soon| soon < expires)
+        })
     }
 }
 
@@ -193,7 +275,7 @@ impl CredentialProvider for ProcessCredentials {
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
         // Held across the run, so that requests waiting meanwhile share it.
         let mut held = self.held.lock().await;
-        if let Some(keys) = held.as_ref().filter(|k| k.fresh(SystemTime::now())) {
+        if let Some(keys) = held.as_ref().filter(|k| k.fresh(Utc::now())) {
             return Ok(keys.credential.clone());
         }
         let keys = self
@@ -213,10 +295,10 @@ impl CredentialProvider for ProcessCredentials {
 mod tests {
     use super::*;
 
-    fn at(rfc3339: &str) -> SystemTime {
-        chrono::DateTime::parse_from_rfc3339(rfc3339)
+    fn at(rfc3339: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(rfc3339)
             .unwrap()
-            .into()
+            .with_timezone(&Utc)
     }
 
     /// The output format of the AWS CLI's documentation for
@@ -242,7 +324,14 @@ mod tests {
         .unwrap();
         assert_eq!(held.credential.token, None);
         assert_eq!(held.expires, None);
-        assert!(held.fresh(now + Duration::from_secs(10 * 365 * 86400)));
+        assert!(held.fresh(at("9999-12-31T00:00:00Z")));
+
+        // Version 1.0 is 1; an empty token is none.
+        let held = parse(
+            br#"{"Version": 1.0, "AccessKeyId": "A", "SecretAccessKey": "S", "SessionToken": ""}"#,
+        )
+        .unwrap();
+        assert_eq!(held.credential.token, None);
     }
 
     /// Keys are replaced [`REFRESH_BEFORE`] their expiration, not at it.
@@ -315,5 +404,84 @@ mod tests {
             "{tail}"
         );
         assert!(tail.len() <= STDERR_SHOWN + 5, "{}", tail.len());
+    }
+
+    /// `ProcessCredentials` running the shell script `body`, stopped
+    /// after `limit`; and the script's path.
+    #[cfg(unix)]
+    fn process_of(body: &str, limit: Duration) -> (ProcessCredentials, tempfile::TempDir, String) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("keys.sh");
+        std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let command = format!("{} --secret-arg", script.display());
+        let mut process = ProcessCredentials::new("p", &dir.path().join("config"), command.clone());
+        process.limit = limit;
+        (process, dir, command)
+    }
+
+    /// Requests that need keys at once share one run.
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn requests_at_once_share_one_run() {
+        let (process, dir, _) = process_of(
+            concat!(
+                "echo run >> \"$(dirname \"$0\")/runs\"\n",
+                "sleep 0.3\n",
+                r#"printf '%s' '{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S"}'"#,
+            ),
+            RUN_LIMIT,
+        );
+        let process = Arc::new(process);
+        let asks: Vec<_> = (0..8)
+            .map(|_| {
+                let process = process.clone();
+                tokio::spawn(async move { process.get_credential().await })
+            })
+            .collect();
+        for ask in asks {
+            assert_eq!(ask.await.unwrap().unwrap().key_id, "A");
+        }
+        let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
+        assert_eq!(runs.lines().count(), 1);
+    }
+
+    /// A run that hangs is stopped at the limit; keys already expired are
+    /// refused; neither message shows the command line.
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_that_give_no_usable_keys() {
+        let (process, _dir, command) = process_of("sleep 30", Duration::from_millis(300));
+        let start = Instant::now();
+        let error = process.get_credential().await.unwrap_err().to_string();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            error.contains("the credential_process of profile 'p' in ")
+                && error.contains("did not finish within 300 ms, and was stopped"),
+            "{error}"
+        );
+        assert!(
+            !error.contains(&command) && !error.contains("--secret-arg"),
+            "{error}"
+        );
+
+        let (process, _dir, command) = process_of(
+            r#"printf '%s' '{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "s3cr3t", "Expiration": "2020-01-01T00:00:00Z"}'"#,
+            RUN_LIMIT,
+        );
+        let error = process.get_credential().await.unwrap_err().to_string();
+        assert!(
+            error.contains("printed keys that expired at 2020-01-01T00:00:00+00:00"),
+            "{error}"
+        );
+        assert!(
+            !error.contains(&command) && !error.contains("s3cr3t"),
+            "{error}"
+        );
     }
 }

@@ -389,7 +389,8 @@ fn shared_file(variable: &str, name: &str) -> Option<PathBuf> {
     }
 }
 
-/// The static keys of the profile `AWS_PROFILE` (else `default`).
+/// The credentials of the profile `AWS_PROFILE` (else `default`): its
+/// static keys or its `credential_process`.
 fn read_profile() -> Result<ProfileFound, String> {
     let named = env("AWS_PROFILE").filter(|p| !p.is_empty());
     let name = named.clone().unwrap_or_else(|| "default".to_string());
@@ -451,6 +452,31 @@ fn read_profile() -> Result<ProfileFound, String> {
             .as_ref()
             .and_then(|(s, _)| s.get("endpoint_url").cloned()),
     };
+    // A profile that is not read is an error when named, passed over as
+    // the default.
+    let not_read = |why: String| match &named {
+        Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
+        None => Ok(ProfileFound::Nothing(why)),
+    };
+    let unread: Vec<&str> = UNREAD_PROFILE_KEYS
+        .iter()
+        .copied()
+        .filter(|key| {
+            from_credentials
+                .iter()
+                .chain(from_config.iter())
+                .any(|(s, _)| s.contains_key(*key))
+        })
+        .collect();
+    // The AWS CLI takes an assumed role, SSO and web identity before keys
+    // and processes: the identity such a profile signs as is not one this
+    // crate can get (`source_profile` alone decides nothing).
+    if unread.iter().any(|key| *key != "source_profile") {
+        return not_read(format!(
+            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (it reads static keys and credential_process): use a profile with `credential_process = aws configure export-credentials --profile {name} --format process`, or export the keys (`aws configure export-credentials --profile {name} --format env`)",
+            unread.join(", ")
+        ));
+    }
     let keys_in = |found: &Option<(HashMap<String, String>, PathBuf)>| {
         let (section, file) = found.as_ref()?;
         let id = section.get("aws_access_key_id")?;
@@ -478,11 +504,10 @@ fn read_profile() -> Result<ProfileFound, String> {
         });
     if let Some((command, file)) = process {
         if command.trim().is_empty() {
-            let why = format!("{} has an empty credential_process", describe(&name, &file));
-            return match named {
-                Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
-                None => Ok(ProfileFound::Nothing(why)),
-            };
+            return not_read(format!(
+                "{} has an empty credential_process",
+                describe(&name, &file)
+            ));
         }
         return Ok(ProfileFound::Process {
             name,
@@ -499,28 +524,9 @@ fn read_profile() -> Result<ProfileFound, String> {
             settings,
         });
     }
-    let unread: Vec<&str> = UNREAD_PROFILE_KEYS
-        .iter()
-        .copied()
-        .filter(|key| {
-            from_credentials
-                .iter()
-                .chain(from_config.iter())
-                .any(|(s, _)| s.contains_key(*key))
-        })
-        .collect();
-    let why = if unread.is_empty() {
-        format!("profile '{name}' in {files} has no aws_access_key_id and aws_secret_access_key")
-    } else {
-        format!(
-            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (it reads static keys and credential_process): use a profile with `credential_process = aws configure export-credentials --profile {name} --format process`, or export the keys (`aws configure export-credentials --profile {name} --format env`)",
-            unread.join(", ")
-        )
-    };
-    match named {
-        Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
-        None => Ok(ProfileFound::Nothing(why)),
-    }
+    not_read(format!(
+        "profile '{name}' in {files} has no aws_access_key_id and aws_secret_access_key, and no credential_process"
+    ))
 }
 
 /// The `key = value` settings of section `[section]` of an AWS shared

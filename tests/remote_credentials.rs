@@ -26,10 +26,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::copy_tree;
+use object_store::aws::AwsCredential;
 use servers::{PythonServer, fixtures_root};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs::filesystem::FilesystemStore;
-use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
+use zarrs_extension_codecs::remote::{
+    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore,
+};
 
 /// The store read: copied into a directory of its own, uploaded to both
 /// servers.
@@ -116,6 +119,21 @@ fn child_reads() {
     let mut options = fast_options();
     if let Ok(anonymous) = std::env::var("CHILD_ANONYMOUS") {
         options.anonymous = Some(anonymous == "true");
+    }
+    // `id:secret`, or `fail`: keys from a provider given in code.
+    if let Ok(keys) = std::env::var("CHILD_PROVIDER") {
+        let provider = RefreshingCredentials::new("the test's provider", move || {
+            let (id, secret) = keys.split_once(':').ok_or("is locked")?;
+            Ok(FetchedKeys::new(
+                AwsCredential {
+                    key_id: id.to_string(),
+                    secret_key: secret.to_string(),
+                    token: None,
+                },
+                None,
+            ))
+        });
+        options.credentials = Some(Arc::new(provider));
     }
     for pair in std::env::var("CHILD_S3_CONFIG")
         .unwrap_or_default()
@@ -788,4 +806,46 @@ fn signed_reads_with_a_credential_process() {
         ],
     );
     assert_eq!(runs(dir.path(), "lasting"), 3);
+}
+
+#[test]
+fn signed_reads_with_credentials_given_in_code() {
+    let (_, id, secret, _) = private();
+    let mut env = private_endpoint();
+    env.extend([
+        // Wrong keys in the environment: the provider's sign.
+        var("AWS_ACCESS_KEY_ID", "AKIDWRONG"),
+        var("AWS_SECRET_ACCESS_KEY", WRONG_SECRET),
+        var("CHILD_PROVIDER", format!("{id}:{secret}")),
+        var("CHILD_URL", url("private")),
+    ]);
+    assert_ok("keys of a provider", &in_child(&env));
+
+    env.push(var("CHILD_PROVIDER", format!("{id}:{WRONG_SECRET}")));
+    assert_err(
+        "wrong keys of a provider",
+        &in_child(&env),
+        &[
+            "403",
+            "signed with credentials from RemoteOptions::credentials",
+        ],
+    );
+
+    env.push(var("CHILD_PROVIDER", "fail"));
+    assert_err(
+        "a provider that fails",
+        &in_child(&env),
+        &["the test's provider is locked"],
+    );
+
+    env.push(var("CHILD_PROVIDER", format!("{id}:{secret}")));
+    env.push(var("CHILD_ANONYMOUS", "true"));
+    assert_err(
+        "a provider and anonymous",
+        &in_child(&env),
+        &[
+            "open: ",
+            "RemoteOptions::credentials is given, but requests are to be unsigned because RemoteOptions::anonymous is Some(true)",
+        ],
+    );
 }

@@ -8,9 +8,9 @@
 //! as the AWS SDK for Rust runs it, with the process's environment and no
 //! standard input (a prompt fails at once rather than wait for an answer
 //! that cannot come), at the first request that needs credentials and
-//! again when the keys it gave are within [`REFRESH_BEFORE`] of their
-//! `Expiration` (never, without one). Requests waiting meanwhile share
-//! that one run. A run that takes longer than [`RUN_LIMIT`] is stopped.
+//! again when the keys it gave are within a minute of their `Expiration`
+//! (never, without one): a [`RefreshingCredentials`] of the run. Requests
+//! waiting meanwhile share that one run. A run that takes longer than [`RUN_LIMIT`] is stopped.
 //! Its output is `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey":
 //! ..., "SessionToken": ..., "Expiration": "RFC 3339 time"}` (the last two
 //! optional). A run that fails, or whose output is not that (or gives keys
@@ -21,17 +21,12 @@
 
 use std::io::Read;
 use std::process::{Output, Stdio};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use chrono::{DateTime, Utc};
-
-use object_store::CredentialProvider;
+use chrono::DateTime;
 use object_store::aws::AwsCredential;
 
-/// How long before their `Expiration` held keys are replaced: time for a
-/// request signed with them to reach S3, and for its retries.
-pub(crate) const REFRESH_BEFORE: Duration = Duration::from_secs(60);
+use super::refreshing::{FetchedKeys, RefreshingCredentials};
 
 /// How long a run may take: a tool that hangs (a prompt that cannot be
 /// answered, a network that does not) must not hold every request
@@ -42,71 +37,40 @@ pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// where tools say what went wrong).
 const STDERR_SHOWN: usize = 600;
 
-/// The keys a run gave, until when they may be used.
-struct Held {
-    credential: Arc<AwsCredential>,
-    /// `None`: the output gave no `Expiration`; the keys do not expire.
-    expires: Option<DateTime<Utc>>,
-}
-
-/// The credentials of one profile's `credential_process` (see the module
-/// doc).
-pub(crate) struct ProcessCredentials {
-    /// `profile 'NAME' in FILE`, as messages name it.
-    profile: String,
+/// The credentials of the `command` of profile `name` in `file`; nothing
+/// runs yet.
+pub(crate) fn process_credentials(
+    name: &str,
+    file: &std::path::Path,
     command: String,
-    /// [`RUN_LIMIT`], shorter in tests.
+) -> RefreshingCredentials {
+    stopped_after(name, file, command, RUN_LIMIT)
+}
+
+/// [`process_credentials`] with runs stopped after `limit`.
+fn stopped_after(
+    name: &str,
+    file: &std::path::Path,
+    command: String,
     limit: Duration,
-    held: tokio::sync::Mutex<Option<Held>>,
+) -> RefreshingCredentials {
+    // The source names the profile, never the command: it may carry
+    // arguments a user would not show.
+    let source = format!("the credential_process of {}", describe(name, file));
+    RefreshingCredentials::new(source, move || run_once(&command, limit))
 }
 
-impl std::fmt::Debug for ProcessCredentials {
-    // The command may carry arguments a user would not print.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ProcessCredentials({})", self.profile)
+/// Run `command` once and read its keys.
+fn run_once(command: &str, limit: Duration) -> Result<FetchedKeys, String> {
+    let output = run_for(command, limit)?;
+    if !output.status.success() {
+        return Err(format!(
+            "exited with {}{}",
+            output.status,
+            stderr_tail(&output.stderr)
+        ));
     }
-}
-
-impl ProcessCredentials {
-    /// The `command` of profile `name` in `file`; nothing runs yet.
-    pub(crate) fn new(name: &str, file: &std::path::Path, command: String) -> Self {
-        Self {
-            profile: describe(name, file),
-            command,
-            limit: RUN_LIMIT,
-            held: tokio::sync::Mutex::new(None),
-        }
-    }
-
-    /// Run the command once and read its keys.
-    async fn run(&self) -> Result<Held, String> {
-        let (command, limit) = (self.command.clone(), self.limit);
-        let output = match tokio::runtime::Handle::try_current() {
-            // A run blocks until the command ends: not on a runtime thread.
-            Ok(handle) => handle
-                .spawn_blocking(move || run_for(&command, limit))
-                .await
-                .map_err(|e| format!("did not finish: {e}"))??,
-            Err(_) => run_for(&command, limit)?,
-        };
-        if !output.status.success() {
-            return Err(format!(
-                "exited with {}{}",
-                output.status,
-                stderr_tail(&output.stderr)
-            ));
-        }
-        let held = parse(&output.stdout)?;
-        if let Some(expires) = held.expires
-            && expires <= Utc::now()
-        {
-            return Err(format!(
-                "printed keys that expired at {}",
-                expires.to_rfc3339()
-            ));
-        }
-        Ok(held)
-    }
+    parse(&output.stdout)
 }
 
 /// `profile 'NAME' in FILE`.
@@ -206,7 +170,7 @@ fn stderr_tail(stderr: &[u8]) -> String {
 /// # Errors
 /// What is wrong with the output, naming fields, never their values
 /// (except `Version` and `Expiration`, which are no secrets).
-fn parse(stdout: &[u8]) -> Result<Held, String> {
+fn parse(stdout: &[u8]) -> Result<FetchedKeys, String> {
     let value: serde_json::Value =
         serde_json::from_slice(stdout).map_err(|e| format!("printed what is not JSON ({e})"))?;
     let Some(fields) = value.as_object() else {
@@ -243,69 +207,47 @@ fn parse(stdout: &[u8]) -> Result<Held, String> {
             let at = DateTime::parse_from_rfc3339(&time).map_err(|e| {
                 format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
             })?;
-            Some(at.with_timezone(&Utc))
+            let seconds = at.timestamp();
+            match u64::try_from(seconds) {
+                // Past what `SystemTime` holds: never, in effect.
+                Ok(after) => {
+                    UNIX_EPOCH.checked_add(Duration::new(after, at.timestamp_subsec_nanos()))
+                }
+                // Before 1970: long expired.
+                Err(_) => Some(
+                    UNIX_EPOCH
+                        .checked_sub(Duration::from_secs(seconds.unsigned_abs()))
+                        .unwrap_or(UNIX_EPOCH),
+                ),
+            }
         }
     };
-    Ok(Held {
-        credential: Arc::new(AwsCredential {
+    Ok(FetchedKeys::new(
+        AwsCredential {
             key_id,
             secret_key,
             token,
-        }),
+        },
         expires,
-    })
-}
-
-impl Held {
-    /// Whether the keys may still sign a request sent at `now`.
-    fn fresh(&self, now: DateTime<Utc>) -> bool {
-        self.expires.is_none_or(|expires| {
-            chrono::TimeDelta::from_std(REFRESH_BEFORE)
-                .ok()
-                .and_then(|margin| now.checked_add_signed(margin))
-                .is_some_and(|soon| soon < expires)
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialProvider for ProcessCredentials {
-    type Credential = AwsCredential;
-
-    async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
-        // Held across the run, so that requests waiting meanwhile share it.
-        let mut held = self.held.lock().await;
-        if let Some(keys) = held.as_ref().filter(|k| k.fresh(Utc::now())) {
-            return Ok(keys.credential.clone());
-        }
-        let keys = self
-            .run()
-            .await
-            .map_err(|why| object_store::Error::Generic {
-                store: "S3",
-                source: format!("the credential_process of {} {why}", self.profile).into(),
-            })?;
-        let credential = keys.credential.clone();
-        *held = Some(keys);
-        Ok(credential)
-    }
+    ))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use object_store::CredentialProvider;
+
     use super::*;
 
-    fn at(rfc3339: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(rfc3339)
-            .unwrap()
-            .with_timezone(&Utc)
+    fn at(rfc3339: &str) -> std::time::SystemTime {
+        DateTime::parse_from_rfc3339(rfc3339).unwrap().into()
     }
 
     /// The output format of the AWS CLI's documentation for
     /// `credential_process`, with and without the optional fields.
     #[test]
     fn outputs_that_give_keys() {
-        let now = at("2026-11-27T05:00:00Z");
         let held = parse(
             br#"{"Version": 1, "AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "s3cr3t",
                  "SessionToken": "tok", "Expiration": "2026-11-27T06:00:00+01:00"}"#,
@@ -314,9 +256,8 @@ mod tests {
         assert_eq!(held.credential.key_id, "AKIDEXAMPLE");
         assert_eq!(held.credential.secret_key, "s3cr3t");
         assert_eq!(held.credential.token.as_deref(), Some("tok"));
-        // 06:00 at +01:00 is 05:00 UTC: expired at `now`.
+        // 06:00 at +01:00 is 05:00 UTC.
         assert_eq!(held.expires, Some(at("2026-11-27T05:00:00Z")));
-        assert!(!held.fresh(now));
 
         let held = parse(
             br#"{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S", "SessionToken": null}"#,
@@ -324,7 +265,6 @@ mod tests {
         .unwrap();
         assert_eq!(held.credential.token, None);
         assert_eq!(held.expires, None);
-        assert!(held.fresh(at("9999-12-31T00:00:00Z")));
 
         // Version 1.0 is 1; an empty token is none.
         let held = parse(
@@ -334,16 +274,23 @@ mod tests {
         assert_eq!(held.credential.token, None);
     }
 
-    /// Keys are replaced [`REFRESH_BEFORE`] their expiration, not at it.
+    /// Times before 1970 are long past; times `SystemTime` cannot hold
+    /// are never.
     #[test]
-    fn keys_are_replaced_a_minute_before_they_expire() {
+    fn expirations_far_off() {
         let held = parse(
-            br#"{"Version":1,"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"2026-11-27T05:10:00Z"}"#,
+            br#"{"Version":1,"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"1960-01-01T00:00:00Z"}"#,
         )
         .unwrap();
-        assert!(held.fresh(at("2026-11-27T05:08:59Z")));
-        assert!(!held.fresh(at("2026-11-27T05:09:00Z")));
-        assert!(!held.fresh(at("2026-11-27T05:11:00Z")));
+        assert!(held.expires.unwrap() < at("1970-01-01T00:00:00Z"));
+        let held = parse(
+            br#"{"Version":1,"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"9999-12-31T23:59:59Z"}"#,
+        )
+        .unwrap();
+        assert!(
+            held.expires
+                .is_none_or(|at| at > std::time::SystemTime::now())
+        );
     }
 
     /// Each output that gives no keys says what is wrong, and never shows
@@ -406,18 +353,20 @@ mod tests {
         assert!(tail.len() <= STDERR_SHOWN + 5, "{}", tail.len());
     }
 
-    /// `ProcessCredentials` running the shell script `body`, stopped
+    /// The credentials of the shell script `body`, stopped
     /// after `limit`; and the script's path.
     #[cfg(unix)]
-    fn process_of(body: &str, limit: Duration) -> (ProcessCredentials, tempfile::TempDir, String) {
+    fn process_of(
+        body: &str,
+        limit: Duration,
+    ) -> (RefreshingCredentials, tempfile::TempDir, String) {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("keys.sh");
         std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let command = format!("{} --secret-arg", script.display());
-        let mut process = ProcessCredentials::new("p", &dir.path().join("config"), command.clone());
-        process.limit = limit;
+        let process = stopped_after("p", &dir.path().join("config"), command.clone(), limit);
         (process, dir, command)
     }
 
@@ -476,7 +425,7 @@ mod tests {
         );
         let error = process.get_credential().await.unwrap_err().to_string();
         assert!(
-            error.contains("printed keys that expired at 2020-01-01T00:00:00+00:00"),
+            error.contains("gave keys that expired at 2020-01-01T00:00:00+00:00"),
             "{error}"
         );
         assert!(

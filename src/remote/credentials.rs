@@ -1,7 +1,9 @@
 //! Where the requests of an `s3://` store get their signature, found the
 //! way the AWS command line tools find it.
 //!
-//! An explicit choice wins, first to last: [`RemoteOptions::anonymous`],
+//! Credentials given in code ([`RemoteOptions::credentials`]) sign every
+//! request. Otherwise an explicit choice wins, first to last:
+//! [`RemoteOptions::anonymous`],
 //! `aws_skip_signature` in [`RemoteOptions::s3_config`], the
 //! `AWS_SKIP_SIGNATURE` variable. `true` sends requests unsigned; `false`
 //! signs them with the first credentials of the chain below: with none
@@ -55,7 +57,7 @@ use object_store::{
 };
 
 use super::RemoteOptions;
-use super::credential_process::{ProcessCredentials, describe};
+use super::credential_process::{describe, process_credentials};
 
 /// How long the instance metadata service is given, at a store's first
 /// request, to hand out credentials before requests go unsigned.
@@ -194,6 +196,21 @@ pub(crate) fn decide(
     options: &RemoteOptions,
 ) -> Result<Decided, String> {
     let explicit = explicit_choice(options)?;
+    // 0. A provider given in code.
+    if let Some(provider) = &options.credentials {
+        if let Some((true, because)) = &explicit {
+            return Err(format!(
+                "RemoteOptions::credentials is given, but requests are to be unsigned because {because}: remove one of the two"
+            ));
+        }
+        let builder = builder
+            .with_skip_signature(false)
+            .with_credentials(provider.clone());
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence("RemoteOptions::credentials")),
+        ));
+    }
     if let Some((true, because)) = &explicit {
         let builder = builder.with_skip_signature(true);
         let fix = if because.starts_with("RemoteOptions::anonymous") {
@@ -258,7 +275,7 @@ pub(crate) fn decide(
             settings,
         } => {
             let from = format!("the credential_process of {}", describe(&name, &file));
-            let process = ProcessCredentials::new(&name, &file, command);
+            let process = process_credentials(&name, &file, command);
             let builder = builder.with_credentials(Arc::new(process));
             return Ok(Decided::Builder(
                 Box::new(settings.apply(builder)),

@@ -73,6 +73,7 @@ mod index_cache;
 mod read_ahead;
 mod reader;
 mod redact;
+mod refreshing;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,6 +91,7 @@ pub use credentials::INSTANCE_PROBE;
 pub use error::RemoteError;
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
+pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials};
 
 /// The default of [`RemoteOptions::shard_read_ahead_bytes`]: 1 MiB, the
 /// gap object_store's `get_ranges` fills rather than send another request
@@ -120,6 +122,15 @@ pub struct RemoteOptions {
     /// credentials found decide (`None`, the default: signed when
     /// credentials are found, else unsigned).
     pub anonymous: Option<bool>,
+    /// `s3://` only: where requests get their signature, given in code
+    /// (`None` by default: found as the AWS tools find it). Any
+    /// object_store AWS credential provider: [`RefreshingCredentials`]
+    /// over a function of the caller's, or an adapter of the AWS SDK's
+    /// (`aws-config`: SSO, assumed roles, ...). It signs every request,
+    /// ahead of keys in `s3_config` or the environment; with
+    /// `anonymous` (or another explicit choice) set to unsigned, open
+    /// fails. A 401/403 names it as where the keys came from.
+    pub credentials: Option<object_store::aws::AwsCredentialProvider>,
     /// `s3://` only: object_store S3 settings by name (`aws_endpoint_url`,
     /// `aws_region`, `aws_access_key_id`, `aws_secret_access_key`, ...),
     /// applied over those from the environment. Empty by default.
@@ -193,6 +204,9 @@ impl std::fmt::Debug for RemoteOptions {
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("anonymous", &self.anonymous)
+            // Whether there is one: a provider's own `Debug` is not ours to
+            // vouch for.
+            .field("credentials", &self.credentials.as_ref().map(|_| "..."))
             .field("s3_config", &s3_config)
             .field("shard_index_cache_bytes", &self.shard_index_cache_bytes)
             .field("shard_read_ahead_bytes", &self.shard_read_ahead_bytes)
@@ -208,6 +222,7 @@ impl Default for RemoteOptions {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(5),
             anonymous: None,
+            credentials: None,
             s3_config: Vec::new(),
             shard_index_cache_bytes: 64 << 20,
             shard_read_ahead_bytes: DEFAULT_SHARD_READ_AHEAD_BYTES,

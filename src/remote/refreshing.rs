@@ -1,0 +1,281 @@
+//! [`RefreshingCredentials`]: keys that a function hands out with an
+//! expiry, asked for again shortly before they expire. A profile's
+//! `credential_process` is one such function; a caller's own (the Python
+//! package's obstore credential providers) is another.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use object_store::CredentialProvider;
+use object_store::aws::AwsCredential;
+
+/// How long before their expiry held keys are replaced: time for a request
+/// signed with them to reach S3, and for its retries.
+pub const REFRESH_BEFORE: Duration = Duration::from_secs(60);
+
+/// Keys, as a [`RefreshingCredentials`] function hands them out.
+#[non_exhaustive]
+pub struct FetchedKeys {
+    /// The access key, secret key and session token.
+    pub credential: AwsCredential,
+    /// When they expire; `None`: never (they are asked for once).
+    pub expires: Option<SystemTime>,
+}
+
+impl FetchedKeys {
+    /// `credential`, expiring at `expires` (never if `None`).
+    #[must_use]
+    pub fn new(credential: AwsCredential, expires: Option<SystemTime>) -> Self {
+        Self {
+            credential,
+            expires,
+        }
+    }
+}
+
+/// Keys handed out, as they are kept.
+struct Held {
+    credential: Arc<AwsCredential>,
+    expires: Option<SystemTime>,
+}
+
+impl Held {
+    /// Whether the keys may still sign a request sent at `now`.
+    fn fresh(&self, now: SystemTime) -> bool {
+        self.expires.is_none_or(|expires| {
+            now.checked_add(REFRESH_BEFORE)
+                .is_some_and(|soon| soon < expires)
+        })
+    }
+}
+
+impl std::fmt::Debug for FetchedKeys {
+    // object_store's `AwsCredential` shows no secret either.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchedKeys")
+            .field("credential", &self.credential)
+            .field("expires", &self.expires.map(shown))
+            .finish()
+    }
+}
+
+/// `at` as an RFC 3339 time (UTC), or as seconds from the Unix epoch where
+/// chrono cannot show it.
+pub(crate) fn shown(at: SystemTime) -> String {
+    let seconds = match at.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).ok(),
+        Err(before) => i64::try_from(before.duration().as_secs()).ok().map(|s| -s),
+    };
+    seconds
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map_or_else(|| format!("{at:?}"), |time| time.to_rfc3339())
+}
+
+/// The function that hands out keys, and what messages call it.
+type Fetch = dyn Fn() -> Result<FetchedKeys, String> + Send + Sync;
+
+/// An object_store credential provider of keys handed out by a function,
+/// kept until [`REFRESH_BEFORE`] their expiry.
+///
+/// The function runs at the first request that needs keys, and again when
+/// the keys it gave are about to expire; requests that need keys meanwhile
+/// wait for that one call. It may block (run a process, call Python): it
+/// runs on the runtime's blocking threads. A call that fails, or gives
+/// keys already expired, fails the request with a message that starts
+/// with `source` (e.g. "the credential_process of profile 'x' in FILE")
+/// followed by what the function said; the next request calls it again.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrs_extension_codecs::remote::{FetchedKeys, RefreshingCredentials, RemoteOptions};
+///
+/// let keys = RefreshingCredentials::new("my vault", || {
+///     // ... ask a vault, a token service, ...
+///     Ok(FetchedKeys::new(
+///         object_store::aws::AwsCredential {
+///             key_id: "AKID".into(),
+///             secret_key: "secret".into(),
+///             token: None,
+///         },
+///         None,
+///     ))
+/// });
+/// let mut options = RemoteOptions::default();
+/// options.credentials = Some(Arc::new(keys));
+/// ```
+pub struct RefreshingCredentials {
+    source: String,
+    fetch: Arc<Fetch>,
+    held: tokio::sync::Mutex<Option<Held>>,
+}
+
+impl std::fmt::Debug for RefreshingCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RefreshingCredentials({})", self.source)
+    }
+}
+
+impl RefreshingCredentials {
+    /// Keys handed out by `fetch`, which messages call `source`.
+    pub fn new(
+        source: impl Into<String>,
+        fetch: impl Fn() -> Result<FetchedKeys, String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            source: source.into(),
+            fetch: Arc::new(fetch),
+            held: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Call the function once, off the runtime's threads.
+    async fn fetch(&self) -> Result<FetchedKeys, String> {
+        let fetch = self.fetch.clone();
+        let keys = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle
+                .spawn_blocking(move || fetch())
+                .await
+                .map_err(|e| format!("did not finish: {e}"))??,
+            Err(_) => fetch()?,
+        };
+        if let Some(expires) = keys.expires
+            && expires <= SystemTime::now()
+        {
+            return Err(format!("gave keys that expired at {}", shown(expires)));
+        }
+        Ok(keys)
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialProvider for RefreshingCredentials {
+    type Credential = AwsCredential;
+
+    async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
+        // Held across the call, so that requests waiting meanwhile share it.
+        let mut held = self.held.lock().await;
+        if let Some(keys) = held.as_ref().filter(|k| k.fresh(SystemTime::now())) {
+            return Ok(keys.credential.clone());
+        }
+        let keys = self
+            .fetch()
+            .await
+            .map_err(|why| object_store::Error::Generic {
+                store: "S3",
+                source: format!("{} {why}", self.source).into(),
+            })?;
+        let credential = Arc::new(keys.credential);
+        *held = Some(Held {
+            credential: credential.clone(),
+            expires: keys.expires,
+        });
+        Ok(credential)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn keys(expires: Option<SystemTime>) -> FetchedKeys {
+        FetchedKeys::new(
+            AwsCredential {
+                key_id: "A".into(),
+                secret_key: "s3cr3t".into(),
+                token: None,
+            },
+            expires,
+        )
+    }
+
+    /// Keys are replaced [`REFRESH_BEFORE`] their expiry, not at it.
+    #[test]
+    fn keys_are_replaced_a_minute_before_they_expire() {
+        let held = |expires| Held {
+            credential: Arc::new(keys(None).credential),
+            expires,
+        };
+        let now = SystemTime::now();
+        let expiring = held(Some(now + Duration::from_secs(600)));
+        assert!(expiring.fresh(now + Duration::from_secs(539)));
+        assert!(!expiring.fresh(now + Duration::from_secs(540)));
+        assert!(!expiring.fresh(now + Duration::from_secs(700)));
+        assert!(held(None).fresh(now + Duration::from_secs(100 * 365 * 86400)));
+        // The end of time: nothing is fresh, nothing panics.
+        let last = UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2);
+        assert!(!held(Some(now)).fresh(last));
+    }
+
+    #[test]
+    fn times_as_messages_show_them() {
+        // 1_795_000_000 s: 20775 days (2026-11-18: 20454 days to 2026,
+        // then 321) and 40000 s (11:06:40).
+        assert_eq!(
+            shown(UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40+00:00"
+        );
+        assert_eq!(
+            shown(UNIX_EPOCH - Duration::from_secs(86400)),
+            "1969-12-31T00:00:00+00:00"
+        );
+        // Beyond chrono's range: shown as `SystemTime` shows it.
+        let far = UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2);
+        assert!(shown(far).contains("tv_sec"), "{}", shown(far));
+    }
+
+    /// One call for requests at once; a call again once the keys are
+    /// about to expire; expired keys and failures name the source, and the
+    /// next request calls again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_of_the_function() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let provider = Arc::new(RefreshingCredentials::new("the vault", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            Ok(keys(None))
+        }));
+        let asks: Vec<_> = (0..8)
+            .map(|_| {
+                let provider = provider.clone();
+                tokio::spawn(async move { provider.get_credential().await })
+            })
+            .collect();
+        for ask in asks {
+            assert_eq!(ask.await.unwrap().unwrap().key_id, "A");
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let provider = RefreshingCredentials::new("the vault", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(keys(Some(SystemTime::now() + Duration::from_secs(30))))
+        });
+        provider.get_credential().await.unwrap();
+        provider.get_credential().await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+        let expired = RefreshingCredentials::new("the vault", || {
+            Ok(keys(Some(UNIX_EPOCH + Duration::from_secs(1_577_836_800))))
+        });
+        let error = expired.get_credential().await.unwrap_err().to_string();
+        assert!(
+            error.contains("the vault gave keys that expired at 2020-01-01T00:00:00+00:00"),
+            "{error}"
+        );
+        assert!(!error.contains("s3cr3t"), "{error}");
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let failing = RefreshingCredentials::new("the vault", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Err("is locked".to_string())
+        });
+        let error = failing.get_credential().await.unwrap_err().to_string();
+        assert!(error.contains("the vault is locked"), "{error}");
+        failing.get_credential().await.unwrap_err();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+}

@@ -26,7 +26,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use common::copy_tree;
-use object_store::aws::AwsCredential;
 use servers::{PythonServer, fixtures_root};
 use zarrs::array::{Array, ArrayBytes};
 use zarrs::filesystem::FilesystemStore;
@@ -124,14 +123,7 @@ fn child_reads() {
     if let Ok(keys) = std::env::var("CHILD_PROVIDER") {
         let provider = RefreshingCredentials::new("the test's provider", move || {
             let (id, secret) = keys.split_once(':').ok_or("is locked")?;
-            Ok(FetchedKeys::new(
-                AwsCredential {
-                    key_id: id.to_string(),
-                    secret_key: secret.to_string(),
-                    token: None,
-                },
-                None,
-            ))
+            Ok(FetchedKeys::new(id, secret, None, None))
         });
         options.credentials = Some(Arc::new(provider));
     }

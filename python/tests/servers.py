@@ -26,7 +26,9 @@ class Server:
             text=True,
         )
         assert self.process.stdout is not None
-        self.port = int(self.process.stdout.readline().split()[0])
+        # The port, then what else the server says of itself.
+        self.said = self.process.stdout.readline().split()
+        self.port = int(self.said[0])
         self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
@@ -54,6 +56,17 @@ def http(root: Path) -> Iterator[str]:
 def s3(bucket: str, root: Path) -> Iterator[str]:
     """moto's S3 endpoint, with `bucket` holding the stores under `root`."""
     yield from serving("serve_s3.py", f"{bucket}={root}")
+
+
+def s3_private(bucket: str, root: Path) -> Iterator[tuple[str, str, str]]:
+    """moto's S3 endpoint with authentication enforced, `bucket` holding
+    the stores under `root`: the URL, and the access key and secret of
+    the one IAM user that may read them."""
+    server = Server("serve_s3.py", "--auth", f"{bucket}={root}")
+    try:
+        yield server.url, server.said[1], server.said[2]
+    finally:
+        server.stop()
 
 
 def stats(server: str) -> dict[str, int]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import multiprocessing
 import shutil
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -234,16 +235,28 @@ def test_fsspec_http_is_mapped() -> None:
             id="retry-config",
         ),
         pytest.param(
-            lambda: obstore.store.S3Store(
-                "bucket", credential_provider=lambda: {"access_key_id": "a"}
-            ),
-            id="credential-provider",
+            lambda: obstore.store.S3Store("bucket", credential_provider=_async_provider),
+            id="asynchronous-credential-provider",
         ),
     ],
 )
 def test_stores_configured_beyond_what_carries_over_are_not_mapped(store: Any) -> None:
     reason = remote_source(ObjectStore(store(), read_only=True))
     assert isinstance(reason, str), reason
+
+
+async def _async_provider() -> dict[str, Any]:
+    return {"access_key_id": "a", "secret_access_key": "b", "expires_at": None}
+
+
+def test_obstore_s3_with_a_credential_provider_is_mapped_with_it() -> None:
+    def provider() -> dict[str, Any]:
+        return {"access_key_id": "a", "secret_access_key": "b", "expires_at": None}
+
+    source = remote_source(ObjectStore(obstore.store.S3Store("b", credential_provider=provider)))
+    assert isinstance(source, RemoteSource)
+    assert source.credential_provider is provider
+    assert "provider" not in repr(source)
 
 
 def test_fsspec_http_with_a_client_of_its_own_is_not_mapped() -> None:
@@ -870,3 +883,110 @@ def test_a_failing_server_falls_back_to_zarrs_error(tmp_path: Path) -> None:
         arr[0:16, 0:16]
     assert any("zarrs_extension_codecs.CodecPipeline" in n for n in info.value.__notes__)
     shutil.rmtree(root)
+
+
+# --- obstore's credential providers ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_private(product: Path) -> Iterator[tuple[str, str, str]]:
+    yield from servers.s3_private("private", product.parent)
+
+
+def provided_store(endpoint: str, prefix: str, provider: Any) -> ObjectStore:
+    store = obstore.store.S3Store(
+        "private",
+        prefix=prefix,
+        endpoint=endpoint,
+        region="us-east-1",
+        client_options={"allow_http": True},
+        credential_provider=provider,
+    )
+    return ObjectStore(store, read_only=True)
+
+
+def test_a_credential_provider_signs_the_remote_layers_requests(
+    s3_private: tuple[str, str, str], product: Path, no_aws_environment: pytest.MonkeyPatch
+) -> None:
+    """obstore's `credential_provider` is called by the remote layer (once
+    for keys that expire in an hour; for each request when they expire
+    within the minute), on a thread of its own, and signs its requests
+    against a server that enforces them."""
+    no_aws_environment.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    endpoint, key_id, secret = s3_private
+    for lasting, most in [(timedelta(hours=1), 1), (timedelta(seconds=30), None)]:
+        calls: list[int] = []
+
+        def provider(lasting: timedelta = lasting, calls: list[int] = calls) -> dict[str, Any]:
+            calls.append(threading.get_ident())
+            return {
+                "access_key_id": key_id,
+                "secret_access_key": secret,
+                "token": None,
+                "expires_at": datetime.now(UTC) + lasting,
+            }
+
+        arr = open_remote(provided_store(endpoint, product.name, provider), "b04")
+        # zarr read the metadata through obstore, which asked the provider.
+        del calls[:]
+        want = expected(product, "b04")
+        # Basic selections only: the others go through zarr's store, where
+        # obstore asks the provider itself.
+        for selection in SELECTIONS[:3]:
+            assert np.asarray(arr[selection]).tobytes() == want[selection].tobytes()
+        native = arr._async_array.codec_pipeline.native
+        (remote,) = native.arrays.values()
+        requests_sent = remote.remote_fetched()[0]
+        assert requests_sent > 1
+        assert threading.get_ident() not in calls
+        if most is not None:
+            assert len(calls) == most
+        else:
+            assert len(calls) >= requests_sent
+
+
+def test_a_failing_credential_provider_is_named(
+    s3_private: tuple[str, str, str],
+    product: Path,
+    no_aws_environment: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What the remote layer could not get from the provider is said, and
+    the read goes through zarr's store (where obstore kept the keys the
+    provider gave it first, when zarr read the metadata)."""
+    no_aws_environment.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    endpoint, key_id, secret = s3_private
+    want = expected(product, "b04")
+
+    def wrong_kind() -> Any:
+        return [key_id, "s3cr3t-value"]
+
+    def locked() -> Any:
+        raise PermissionError("the vault is locked")
+
+    for then, says in [
+        (wrong_kind, "obstore's credential_provider returned a list, not a dict"),
+        (locked, "obstore's credential_provider raised PermissionError: the vault is locked"),
+    ]:
+        calls: list[int] = []
+
+        def provider(then: Any = then, calls: list[int] = calls) -> Any:
+            calls.append(1)
+            if len(calls) > 1:
+                return then()
+            return {
+                "access_key_id": key_id,
+                "secret_access_key": secret,
+                "expires_at": datetime.now(UTC) + timedelta(hours=1),
+            }
+
+        arr = open_remote(provided_store(endpoint, product.name, provider), "b04")
+        caplog.clear()
+        with caplog.at_level("DEBUG", logger="zarrs_extension_codecs._pipeline"):
+            got = np.asarray(arr[0:16, 0:16])
+        assert got.tobytes() == want[0:16, 0:16].tobytes()
+        assert len(calls) == 2
+        logged = caplog.text
+        assert says in logged, logged
+        assert "s3cr3t-value" not in logged
+        assert secret not in logged

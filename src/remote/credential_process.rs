@@ -24,7 +24,6 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use chrono::DateTime;
-use object_store::aws::AwsCredential;
 
 use super::refreshing::{FetchedKeys, RefreshingCredentials};
 
@@ -222,14 +221,7 @@ fn parse(stdout: &[u8]) -> Result<FetchedKeys, String> {
             }
         }
     };
-    Ok(FetchedKeys::new(
-        AwsCredential {
-            key_id,
-            secret_key,
-            token,
-        },
-        expires,
-    ))
+    Ok(FetchedKeys::new(key_id, secret_key, token, expires))
 }
 
 #[cfg(test)]

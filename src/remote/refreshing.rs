@@ -14,20 +14,27 @@ use object_store::aws::AwsCredential;
 pub const REFRESH_BEFORE: Duration = Duration::from_secs(60);
 
 /// Keys, as a [`RefreshingCredentials`] function hands them out.
-#[non_exhaustive]
 pub struct FetchedKeys {
-    /// The access key, secret key and session token.
-    pub credential: AwsCredential,
-    /// When they expire; `None`: never (they are asked for once).
-    pub expires: Option<SystemTime>,
+    pub(crate) credential: AwsCredential,
+    pub(crate) expires: Option<SystemTime>,
 }
 
 impl FetchedKeys {
-    /// `credential`, expiring at `expires` (never if `None`).
+    /// An access key, its secret and session token, expiring at `expires`
+    /// (never if `None`: the function is not called again).
     #[must_use]
-    pub fn new(credential: AwsCredential, expires: Option<SystemTime>) -> Self {
+    pub fn new(
+        key_id: impl Into<String>,
+        secret_key: impl Into<String>,
+        token: Option<String>,
+        expires: Option<SystemTime>,
+    ) -> Self {
         Self {
-            credential,
+            credential: AwsCredential {
+                key_id: key_id.into(),
+                secret_key: secret_key.into(),
+                token,
+            },
             expires,
         }
     }
@@ -91,14 +98,7 @@ type Fetch = dyn Fn() -> Result<FetchedKeys, String> + Send + Sync;
 ///
 /// let keys = RefreshingCredentials::new("my vault", || {
 ///     // ... ask a vault, a token service, ...
-///     Ok(FetchedKeys::new(
-///         object_store::aws::AwsCredential {
-///             key_id: "AKID".into(),
-///             secret_key: "secret".into(),
-///             token: None,
-///         },
-///         None,
-///     ))
+///     Ok(FetchedKeys::new("AKID", "secret", None, None))
 /// });
 /// let mut options = RemoteOptions::default();
 /// options.credentials = Some(Arc::new(keys));
@@ -179,14 +179,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn keys(expires: Option<SystemTime>) -> FetchedKeys {
-        FetchedKeys::new(
-            AwsCredential {
-                key_id: "A".into(),
-                secret_key: "s3cr3t".into(),
-                token: None,
-            },
-            expires,
-        )
+        FetchedKeys::new("A", "s3cr3t", None, expires)
     }
 
     /// Keys are replaced [`REFRESH_BEFORE`] their expiry, not at it.

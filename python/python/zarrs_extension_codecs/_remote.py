@@ -11,6 +11,13 @@ it holds can be carried over:
   `secret_access_key`, `session_token`, `skip_signature`, ...);
 - client options: only `allow_http` (the remote layer allows plain HTTP
   for an `http://` URL or endpoint);
+- an `S3Store`'s `credential_provider`, when calling it returns the
+  keys (not an awaitable): the remote layer calls it, with the GIL, on a
+  thread of its own, when it first needs keys and again a minute before
+  their `expires_at` (obstore's `Boto3CredentialProvider` and
+  `StsCredentialProvider` are such providers: SSO, assumed roles, every
+  source boto3 knows); arrays share a store only with the same provider
+  object;
 - s3fs: `anon`, `key` / `secret` / `token`, `endpoint_url` (also in
   `client_kwargs`) and `client_kwargs={"region_name": ...}`, and settings
   that change nothing of what is fetched or how it is signed (caches, block
@@ -26,7 +33,8 @@ it holds can be carried over:
   every one it knows: `AWS_ENDPOINT`, `AWS_REQUEST_PAYER`,
   `AWS_SKIP_SIGNATURE`, ...; `AWS_SESSION_TOKEN` beside keys given
   without a token); signing is always said (`skip_signature`);
-- a retry configuration, a credential provider, any other client option,
+- a retry configuration, an asynchronous credential provider, any other
+  client option,
   fsspec client or request arguments (headers, authentication), any other
   s3fs setting (`config_kwargs`, `s3_additional_kwargs`, `requester_pays`,
   `profile`, `session`, `version_aware`, ...): not mapped; zarr's store
@@ -48,11 +56,12 @@ indexes it read (tile servers open a product for each request).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +152,9 @@ class RemoteSource:
     # How many stores `shared_store` keeps (`stores_kept`, taken when the
     # array is opened).
     stores_kept: int = 16
+    # obstore's `credential_provider` of an `S3Store` (a synchronous
+    # callable), which signs every request; stores share it by identity.
+    credential_provider: Any = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         # A URL's user-info and query string (a token), and settings, may
@@ -238,12 +250,13 @@ def _obstore(inner: object) -> RemoteSource | str | None:
         return f"obstore {name} with client options {unknown}"
     if getattr(inner, "retry_config", None) is not None:
         return f"obstore {name} with a retry configuration"
+    provider = getattr(inner, "credential_provider", None)
+    if provider is not None and _asynchronous(provider):
+        return f"obstore {name} with an asynchronous credential provider"
     if isinstance(inner, HTTPStore):
         base, query, rest = str(inner.url).partition("?")
         return RemoteSource(f"{base.rstrip('/')}{query}{rest}")
     assert isinstance(inner, S3Store)
-    if inner.credential_provider is not None:
-        return "obstore S3Store with a credential provider"
     config = {str(k).lower(): v for k, v in dict(inner.config or {}).items()}
     bucket = config.pop("bucket", None) or config.pop("aws_bucket", None)
     config.pop("aws_bucket_name", None)
@@ -251,7 +264,16 @@ def _obstore(inner: object) -> RemoteSource | str | None:
         return "obstore S3Store without a bucket"
     prefix = str(inner.prefix or "").strip("/")
     url = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
-    return RemoteSource(url, tuple((k, _text(v)) for k, v in sorted(config.items())))
+    settings = tuple((k, _text(v)) for k, v in sorted(config.items()))
+    return RemoteSource(url, settings, credential_provider=provider)
+
+
+def _asynchronous(provider: object) -> bool:
+    """Whether calling `provider` gives an awaitable (as obstore allows):
+    the remote layer calls providers synchronously, on a thread of its
+    own; zarr's store reads the arrays of the others."""
+    call = getattr(provider, "__call__", None)  # noqa: B004 (the method itself)
+    return inspect.iscoroutinefunction(provider) or inspect.iscoroutinefunction(call)
 
 
 def _fsspec(store: object) -> RemoteSource | str | None:
@@ -474,7 +496,10 @@ def shared_store(source: RemoteSource) -> RemoteStore:
     if kept == 0:
         return _open(source)
     environment = _environment(source.url.startswith("s3://"))
-    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, environment)
+    # The provider by identity: a kept store holds it, so its id is not
+    # reused while the key is.
+    provider = id(source.credential_provider) if source.credential_provider is not None else None
+    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, provider, environment)
     with _KEPT_LOCK:
         _forget_parents()
         store = _KEPT.get(key)
@@ -491,7 +516,13 @@ def shared_store(source: RemoteSource) -> RemoteStore:
 def _open(source: RemoteSource) -> RemoteStore:
     """A new store for `source` (which fetches nothing: it reads no more
     than the environment and the profile files)."""
-    return RemoteStore(source.url, list(source.s3_config), source.anonymous, source.read_ahead)
+    return RemoteStore(
+        source.url,
+        list(source.s3_config),
+        source.anonymous,
+        source.read_ahead,
+        source.credential_provider,
+    )
 
 
 def clear_remote_stores() -> None:

@@ -13,10 +13,14 @@
 //! settings and environment).
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
+use pyo3::types::PyDict;
+use zarrs_extension_codecs::remote::{
+    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore,
+};
 
 /// A remote store of the crate's, shared by the arrays opened on it.
 #[pyclass(
@@ -34,21 +38,35 @@ impl SharedRemoteStore {
     /// `s3://bucket/prefix`), with object_store's S3 settings `s3_config`
     /// (obstore's names, which object_store takes as they are), the signing
     /// choice `anonymous` and the remote layer's `shard_read_ahead_bytes`
-    /// (its default when `None`). Nothing is fetched yet.
+    /// (its default when `None`), and obstore's `credential_provider` of an
+    /// `S3Store` (a synchronous callable returning obstore's
+    /// `S3Credential` dict), called with the GIL when keys are first
+    /// needed and again a minute before its `expires_at`. Nothing is
+    /// fetched yet.
     ///
     /// Raises `ValueError` when the store cannot be set up; the message
     /// shows the URL redacted and no credential value.
     #[new]
-    #[pyo3(signature = (url, s3_config=Vec::new(), anonymous=None, read_ahead=None))]
+    #[pyo3(signature = (url, s3_config=Vec::new(), anonymous=None, read_ahead=None, credential_provider=None))]
     fn new(
         url: &str,
         s3_config: Vec<(String, String)>,
         anonymous: Option<bool>,
         read_ahead: Option<u64>,
+        credential_provider: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let mut options = RemoteOptions::default();
         options.s3_config = s3_config;
         options.anonymous = anonymous;
+        if let Some(provider) = credential_provider {
+            let keys = RefreshingCredentials::new("obstore's credential_provider", move || {
+                // Called on a thread of the store's runtime, never on one
+                // that holds the GIL: every read releases it first.
+                Python::try_attach(|py| keys_of(provider.bind(py)))
+                    .unwrap_or_else(|| Err("cannot be called: Python is shutting down".into()))
+            });
+            options.credentials = Some(Arc::new(keys));
+        }
         if let Some(read_ahead) = read_ahead {
             options.shard_read_ahead_bytes = read_ahead;
         }
@@ -63,5 +81,80 @@ impl SharedRemoteStore {
         // `url()` has no user-info or query string (either may hold a
         // credential); settings are not shown.
         format!("RemoteStore({:?})", self.store.url())
+    }
+}
+
+/// The keys `provider()` returns, as obstore's `S3Credential`:
+/// `access_key_id`, `secret_access_key`, `token` (optional) and
+/// `expires_at` (a `datetime` with a time zone, or `None`). What is wrong
+/// is said by field and type, never by value.
+fn keys_of(provider: &Bound<'_, PyAny>) -> Result<FetchedKeys, String> {
+    let answer = provider.call0().map_err(|e| {
+        let kind = e
+            .get_type(provider.py())
+            .name()
+            .map_or_else(|_| "an exception".to_string(), |n| n.to_string());
+        format!("raised {kind}: {}", e.value(provider.py()))
+    })?;
+    let Ok(fields) = answer.cast::<PyDict>() else {
+        let kind = answer
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string());
+        if answer.hasattr("__await__").unwrap_or(false) {
+            return Err("returned an awaitable: only synchronous providers are called".into());
+        }
+        return Err(format!("returned a {kind}, not a dict"));
+    };
+    let text = |name: &str, required: bool| -> Result<Option<String>, String> {
+        match fields.get_item(name).ok().flatten() {
+            Some(value) if value.is_none() && !required => Ok(None),
+            Some(value) => match value.extract::<String>() {
+                Ok(text) if !text.is_empty() => Ok(Some(text)),
+                Ok(text) if text.is_empty() && !required => Ok(None),
+                _ => Err(format!("returned a {name} that is not a non-empty str")),
+            },
+            None if required => Err(format!("returned no {name}")),
+            None => Ok(None),
+        }
+    };
+    let key_id = text("access_key_id", true)?.unwrap_or_default();
+    let secret_key = text("secret_access_key", true)?.unwrap_or_default();
+    let token = text("token", false)?;
+    let expires = match fields.get_item("expires_at").ok().flatten() {
+        None => None,
+        Some(value) if value.is_none() => None,
+        Some(value) => {
+            let aware = value.getattr("tzinfo").is_ok_and(|tz| !tz.is_none());
+            let seconds = value
+                .call_method0("timestamp")
+                .and_then(|t| t.extract::<f64>());
+            match (aware, seconds) {
+                (true, Ok(seconds)) => at(seconds),
+                _ => {
+                    return Err(
+                        "returned an expires_at that is not a datetime with a time zone".into(),
+                    );
+                }
+            }
+        }
+    };
+    Ok(FetchedKeys::new(key_id, secret_key, token, expires))
+}
+
+/// `seconds` from the Unix epoch; a time out of `SystemTime`'s range is
+/// long past (before it) or never (`None`, after it).
+fn at(seconds: f64) -> Option<SystemTime> {
+    if seconds >= 0.0 {
+        Duration::try_from_secs_f64(seconds)
+            .ok()
+            .and_then(|after| UNIX_EPOCH.checked_add(after))
+    } else {
+        Some(
+            Duration::try_from_secs_f64(-seconds)
+                .ok()
+                .and_then(|before| UNIX_EPOCH.checked_sub(before))
+                .unwrap_or(UNIX_EPOCH),
+        )
     }
 }

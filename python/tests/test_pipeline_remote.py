@@ -10,6 +10,7 @@ both on 127.0.0.1, started here).
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import shutil
 import threading
@@ -256,7 +257,25 @@ def test_obstore_s3_with_a_credential_provider_is_mapped_with_it() -> None:
     source = remote_source(ObjectStore(obstore.store.S3Store("b", credential_provider=provider)))
     assert isinstance(source, RemoteSource)
     assert source.credential_provider is provider
-    assert "provider" not in repr(source)
+
+
+def test_arrays_share_a_store_only_with_the_same_credential_provider(
+    quiet_environment: pytest.MonkeyPatch,
+) -> None:
+    def provider() -> dict[str, Any]:
+        return {"access_key_id": "a", "secret_access_key": "b", "expires_at": None}
+
+    def another() -> dict[str, Any]:
+        return provider()
+
+    settings = (("endpoint", "http://127.0.0.1:9"), ("region", "us-east-1"))
+    first = RemoteSource("s3://b/p.zarr", settings, credential_provider=provider)
+    same = RemoteSource("s3://b/p.zarr", settings, credential_provider=provider)
+    other = RemoteSource("s3://b/p.zarr", settings, credential_provider=another)
+    none = RemoteSource("s3://b/p.zarr", settings)
+    assert shared_store(first) is shared_store(same)
+    assert shared_store(other) is not shared_store(first)
+    assert shared_store(none) is not shared_store(first)
 
 
 def test_fsspec_http_with_a_client_of_its_own_is_not_mapped() -> None:
@@ -964,9 +983,29 @@ def test_a_failing_credential_provider_is_named(
     def locked() -> Any:
         raise PermissionError("the vault is locked")
 
+    def naive() -> Any:
+        return {"access_key_id": key_id, "secret_access_key": secret, "expires_at": datetime.now()}
+
+    def no_secret() -> Any:
+        return {"access_key_id": key_id, "expires_at": None}
+
+    async def later() -> Any:
+        return {"access_key_id": key_id, "secret_access_key": secret, "expires_at": None}
+
+    made: list[Any] = []
+
+    def awaitable() -> Any:
+        # A synchronous function that returns a coroutine: obstore takes it,
+        # the remote layer cannot (and closes it).
+        made.append(later())
+        return made[-1]
+
     for then, says in [
         (wrong_kind, "obstore's credential_provider returned a list, not a dict"),
         (locked, "obstore's credential_provider raised PermissionError: the vault is locked"),
+        (naive, "returned an expires_at that is not a datetime with a time zone"),
+        (no_secret, "obstore's credential_provider returned no secret_access_key"),
+        (awaitable, "returned an awaitable: only synchronous providers are called"),
     ]:
         calls: list[int] = []
 
@@ -990,3 +1029,6 @@ def test_a_failing_credential_provider_is_named(
         assert says in logged, logged
         assert "s3cr3t-value" not in logged
         assert secret not in logged
+    # Closed, not left to warn that it was never awaited.
+    assert made
+    assert all(inspect.getcoroutinestate(c) == inspect.CORO_CLOSED for c in made)

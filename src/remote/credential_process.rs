@@ -21,6 +21,7 @@
 
 use std::io::Read;
 use std::process::{Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use chrono::DateTime;
@@ -103,23 +104,33 @@ fn shell(command: &str) -> std::process::Command {
 /// Run `command` through the shell, stopped after `limit`: its output, or
 /// why there is none.
 fn run_for(command: &str, limit: Duration) -> Result<Output, String> {
+    let deadline = Instant::now() + limit;
     let mut child = shell(command)
         .spawn()
         .map_err(|e| format!("cannot be started: {e}"))?;
     // Read on threads of their own: a child that fills a pipe waits for it
-    // to be read before it can end.
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    // to be read before it can end. They answer through a channel, so that
+    // a process the command left running with the pipes open (a browser
+    // for a login, say) delays the answer no longer than the limit.
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+        let (send, receive) = mpsc::channel();
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
                 let _ = pipe.read_to_end(&mut bytes);
             }
-            bytes
-        })
+            let _ = send.send(bytes);
+        });
+        receive
     }
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + limit;
+    let too_long = || {
+        format!(
+            "did not finish within {} ms, and was stopped",
+            limit.as_millis()
+        )
+    };
     let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
@@ -131,19 +142,24 @@ fn run_for(command: &str, limit: Duration) -> Result<Output, String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "did not finish within {} ms, and was stopped",
-                    limit.as_millis()
-                ));
+                return Err(too_long());
             }
             Err(e) => return Err(format!("cannot be waited for: {e}")),
         }
     };
-    // A reader thread ends with its pipe; it does not panic.
+    let read = |pipe: &mpsc::Receiver<Vec<u8>>| {
+        pipe.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .map_err(|_| {
+                format!(
+                    "ended ({status}), but a process it started kept its output open past {} ms",
+                    limit.as_millis()
+                )
+            })
+    };
     Ok(Output {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stdout: read(&stdout)?,
+        stderr: read(&stderr)?,
     })
 }
 
@@ -422,6 +438,33 @@ mod tests {
         );
         assert!(
             !error.contains(&command) && !error.contains("s3cr3t"),
+            "{error}"
+        );
+    }
+
+    /// A command that leaves a process holding its output is not waited
+    /// for past the limit.
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_process_left_holding_the_output_is_not_waited_for() {
+        let (process, _dir, _) = process_of(
+            concat!(
+                "sleep 30 &\n",
+                r#"printf '%s' '{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S"}'"#,
+            ),
+            Duration::from_millis(500),
+        );
+        let start = Instant::now();
+        let error = process.get_credential().await.unwrap_err().to_string();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            error.contains(
+                "ended (exit status: 0), but a process it started kept its output open past 500 ms"
+            ),
             "{error}"
         );
     }

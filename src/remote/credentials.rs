@@ -208,7 +208,9 @@ pub(crate) fn decide(
             .with_credentials(provider.clone());
         return Ok(Decided::Builder(
             Box::new(builder),
-            Signing::Known(signed_sentence("RemoteOptions::credentials")),
+            Signing::Known(signed_sentence(
+                "RemoteOptions::credentials (from Python: the S3Store's credential_provider)",
+            )),
         ));
     }
     if let Some((true, because)) = &explicit {

@@ -89,6 +89,12 @@ use zarrs::storage::{
 
 pub use credentials::INSTANCE_PROBE;
 pub use error::RemoteError;
+/// object_store's credential types, as [`RemoteOptions::credentials`]
+/// takes them (the object_store this crate builds with).
+pub use object_store::{
+    CredentialProvider,
+    aws::{AwsCredential, AwsCredentialProvider},
+};
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
 pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials};
@@ -124,8 +130,9 @@ pub struct RemoteOptions {
     pub anonymous: Option<bool>,
     /// `s3://` only: where requests get their signature, given in code
     /// (`None` by default: found as the AWS tools find it). Any
-    /// object_store AWS credential provider: [`RefreshingCredentials`]
-    /// over a function of the caller's, or an adapter of the AWS SDK's
+    /// [`CredentialProvider`] of [`AwsCredential`]s:
+    /// [`RefreshingCredentials`] over a function of the caller's, or an
+    /// adapter of the caller's own over the AWS SDK's provider chain
     /// (`aws-config`: SSO, assumed roles, ...). It signs every request,
     /// ahead of keys in `s3_config` or the environment; with
     /// `anonymous` (or another explicit choice) set to unsigned, open
@@ -266,17 +273,20 @@ impl AsyncToSyncBlockOn for TokioBlockOn {
 }
 
 impl Drop for TokioBlockOn {
-    /// Dropped inside an async runtime, a runtime waiting for its threads
-    /// would block that runtime, and tokio panics: let them go instead.
-    /// Dropped in a child made by `fork()` (a Python worker that inherited
-    /// the store and exits), the runtime's threads exist only in the
-    /// parent: waiting for them would never end, and locks they held at
-    /// the fork stay held, so the runtime is left as it is (leaked).
+    /// The runtime's threads are let go, not waited for: dropped inside an
+    /// async runtime, waiting would block that runtime (tokio panics); and
+    /// a blocking task may be waiting for what the dropping thread holds
+    /// (a credential provider called into Python waits for the GIL, which
+    /// the thread dropping a store from Python holds). Dropped in a child
+    /// made by `fork()` (a Python worker that inherited the store and
+    /// exits), the runtime's threads exist only in the parent: shutting
+    /// them down would never end, and locks they held at the fork stay
+    /// held, so the runtime is left as it is (leaked).
     fn drop(&mut self) {
         let Some(runtime) = self.0.take() else { return };
         if std::process::id() != self.1 {
             std::mem::forget(runtime);
-        } else if tokio::runtime::Handle::try_current().is_ok() {
+        } else {
             runtime.shutdown_background();
         }
     }

@@ -66,7 +66,7 @@ fn ends_url(c: char) -> bool {
 
 /// `text` with every URL in it (a run of letters, `://`, then up to a
 /// space, quote or bracket) shown as [`redact_url`] shows it.
-fn redact_urls_in(text: &str) -> String {
+pub(crate) fn redact_urls_in(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {

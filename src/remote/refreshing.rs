@@ -4,6 +4,7 @@
 //! package's obstore credential providers) is another.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use object_store::CredentialProvider;
@@ -57,10 +58,10 @@ impl Held {
 }
 
 impl std::fmt::Debug for FetchedKeys {
-    // object_store's `AwsCredential` shows no secret either.
+    // No key, not even the access key's id (`RemoteOptions` hides it too).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FetchedKeys")
-            .field("credential", &self.credential)
+            .field("credential", &"***")
             .field("expires", &self.expires.map(shown))
             .finish()
     }
@@ -106,7 +107,20 @@ type Fetch = dyn Fn() -> Result<FetchedKeys, String> + Send + Sync;
 pub struct RefreshingCredentials {
     source: String,
     fetch: Arc<Fetch>,
-    held: tokio::sync::Mutex<Option<Held>>,
+    /// How long keys are kept at most, whatever their expiry says.
+    most: Option<Duration>,
+    state: tokio::sync::Mutex<State>,
+    /// Calls of the function that have ended: a request that waited while
+    /// one failed gets its error instead of calling again.
+    ended: AtomicU64,
+}
+
+/// What the last call gave.
+#[derive(Default)]
+struct State {
+    keys: Option<Held>,
+    /// The error of the last call if it failed, and its number in `ended`.
+    failed: Option<(u64, String)>,
 }
 
 impl std::fmt::Debug for RefreshingCredentials {
@@ -114,6 +128,9 @@ impl std::fmt::Debug for RefreshingCredentials {
         write!(f, "RefreshingCredentials({})", self.source)
     }
 }
+
+/// The most of a function's error a message shows.
+const ERROR_SHOWN: usize = 600;
 
 impl RefreshingCredentials {
     /// Keys handed out by `fetch`, which messages call `source`.
@@ -124,14 +141,26 @@ impl RefreshingCredentials {
         Self {
             source: source.into(),
             fetch: Arc::new(fetch),
-            held: tokio::sync::Mutex::new(None),
+            most: None,
+            state: tokio::sync::Mutex::new(State::default()),
+            ended: AtomicU64::new(0),
         }
+    }
+
+    /// These credentials, with keys kept at most `most` (less if they
+    /// expire sooner): for a function whose expiry may be later than the
+    /// keys' own (obstore's boto3 provider reports its own time to live,
+    /// not botocore's), and that is cheap to call again.
+    #[must_use]
+    pub fn kept_at_most(mut self, most: Duration) -> Self {
+        self.most = Some(most);
+        self
     }
 
     /// Call the function once, off the runtime's threads.
     async fn fetch(&self) -> Result<FetchedKeys, String> {
         let fetch = self.fetch.clone();
-        let keys = match tokio::runtime::Handle::try_current() {
+        let mut keys = match tokio::runtime::Handle::try_current() {
             Ok(handle) => handle
                 .spawn_blocking(move || fetch())
                 .await
@@ -143,7 +172,30 @@ impl RefreshingCredentials {
         {
             return Err(format!("gave keys that expired at {}", shown(expires)));
         }
+        if let Some(most) = self.most {
+            // Kept until `most` from now: fresh until REFRESH_BEFORE that.
+            let until = SystemTime::now().checked_add(most + REFRESH_BEFORE);
+            keys.expires = match (keys.expires, until) {
+                (Some(expires), Some(until)) => Some(expires.min(until)),
+                (expires, until) => expires.or(until),
+            };
+        }
         Ok(keys)
+    }
+}
+
+/// `why` on one line, URLs shown as [`redact_url`](super::redact_url)
+/// shows them (a user-info or query string may be a secret), and cut to
+/// its first [`ERROR_SHOWN`] bytes.
+fn cleaned(why: &str) -> String {
+    let line = super::redact::redact_urls_in(&why.split_whitespace().collect::<Vec<_>>().join(" "));
+    match line
+        .char_indices()
+        .map(|(at, _)| at)
+        .find(|&at| at > ERROR_SHOWN)
+    {
+        Some(cut) => format!("{}...", &line[..cut]),
+        None => line,
     }
 }
 
@@ -152,31 +204,50 @@ impl CredentialProvider for RefreshingCredentials {
     type Credential = AwsCredential;
 
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
+        let seen = self.ended.load(Ordering::Acquire);
         // Held across the call, so that requests waiting meanwhile share it.
-        let mut held = self.held.lock().await;
-        if let Some(keys) = held.as_ref().filter(|k| k.fresh(SystemTime::now())) {
+        let mut state = self.state.lock().await;
+        if let Some(keys) = state.keys.as_ref().filter(|k| k.fresh(SystemTime::now())) {
             return Ok(keys.credential.clone());
         }
-        let keys = self
-            .fetch()
-            .await
-            .map_err(|why| object_store::Error::Generic {
-                store: "S3",
-                source: format!("{} {why}", self.source).into(),
-            })?;
-        let credential = Arc::new(keys.credential);
-        *held = Some(Held {
-            credential: credential.clone(),
-            expires: keys.expires,
-        });
-        Ok(credential)
+        let error = |why: &str| object_store::Error::Generic {
+            store: "S3",
+            source: format!("{} {why}", self.source).into(),
+        };
+        // A call that ended while this request waited failed: its error,
+        // not another call (a failing function would be called once per
+        // request in flight, one after the other).
+        if let Some((call, why)) = &state.failed
+            && *call > seen
+        {
+            return Err(error(why));
+        }
+        let fetched = self.fetch().await;
+        let call = self.ended.fetch_add(1, Ordering::AcqRel) + 1;
+        match fetched {
+            Ok(keys) => {
+                let credential = Arc::new(keys.credential);
+                state.keys = Some(Held {
+                    credential: credential.clone(),
+                    expires: keys.expires,
+                });
+                state.failed = None;
+                Ok(credential)
+            }
+            Err(why) => {
+                let why = cleaned(&why);
+                let returned = error(&why);
+                state.failed = Some((call, why));
+                Err(returned)
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     fn keys(expires: Option<SystemTime>) -> FetchedKeys {
         FetchedKeys::new("A", "s3cr3t", None, expires)
@@ -270,5 +341,87 @@ mod tests {
         assert!(error.contains("the vault is locked"), "{error}");
         failing.get_credential().await.unwrap_err();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    /// Requests that waited while a call failed get its error: one call
+    /// for all of them; the next request after that calls again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_failed_call_answers_the_requests_that_waited() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let provider = Arc::new(RefreshingCredentials::new("the vault", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            Err("is locked: see https://user:pw@vault.example/unlock?token=abc".to_string())
+        }));
+        let asks: Vec<_> = (0..8)
+            .map(|_| {
+                let provider = provider.clone();
+                tokio::spawn(async move { provider.get_credential().await })
+            })
+            .collect();
+        for ask in asks {
+            let error = ask.await.unwrap().unwrap_err().to_string();
+            assert!(
+                error.contains("the vault is locked: see https://"),
+                "{error}"
+            );
+            assert!(
+                !error.contains("pw@") && !error.contains("token=abc"),
+                "{error}"
+            );
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        provider.get_credential().await.unwrap_err();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    /// `kept_at_most` shortens how long keys are kept, never lengthens it.
+    #[tokio::test]
+    async fn keys_kept_at_most() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        // Keys that claim a day, kept a second: the request right after
+        // uses them.
+        let provider = RefreshingCredentials::new("boto3", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(keys(Some(SystemTime::now() + Duration::from_secs(86400))))
+        })
+        .kept_at_most(Duration::from_secs(1));
+        provider.get_credential().await.unwrap();
+        provider.get_credential().await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "kept for a second");
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let provider = RefreshingCredentials::new("boto3", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(keys(Some(SystemTime::now() + Duration::from_secs(30))))
+        })
+        .kept_at_most(Duration::from_secs(3600));
+        provider.get_credential().await.unwrap();
+        provider.get_credential().await.unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "expiring within the minute"
+        );
+    }
+
+    #[test]
+    fn errors_on_one_line_without_secrets_and_cut() {
+        assert_eq!(
+            cleaned("failed:\n  GET https://me:pw@host/x?sig=1 refused"),
+            "failed: GET https://***@host/x?*** refused"
+        );
+        let long = cleaned(&"\u{e9}".repeat(1000));
+        assert!(
+            long.ends_with("...") && long.len() <= ERROR_SHOWN + 5,
+            "{}",
+            long.len()
+        );
+        let shown = format!("{:?}", keys(None));
+        assert!(!shown.contains("\"A\""), "{shown}");
+        assert!(!shown.contains("s3cr3t"), "{shown}");
     }
 }

@@ -14,10 +14,10 @@ it holds can be carried over:
 - an `S3Store`'s `credential_provider`, when calling it returns the
   keys (not an awaitable): the remote layer calls it, with the GIL, on a
   thread of its own, when it first needs keys and again a minute before
-  their `expires_at` (obstore's `Boto3CredentialProvider` and
-  `StsCredentialProvider` are such providers: SSO, assumed roles, every
-  source boto3 knows); arrays share a store only with the same provider
-  object;
+  their `expires_at` or after 5 minutes (obstore's
+  `Boto3CredentialProvider` and `StsCredentialProvider` are such
+  providers: SSO, assumed roles, every source boto3 knows); arrays share
+  a store only with the same provider object;
 - s3fs: `anon`, `key` / `secret` / `token`, `endpoint_url` (also in
   `client_kwargs`) and `client_kwargs={"region_name": ...}`, and settings
   that change nothing of what is fetched or how it is signed (caches, block

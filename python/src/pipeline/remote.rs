@@ -22,6 +22,9 @@ use zarrs_extension_codecs::remote::{
     FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore,
 };
 
+/// How long the keys of a Python credential provider are kept at most.
+const KEPT_AT_MOST: Duration = Duration::from_secs(300);
+
 /// A remote store of the crate's, shared by the arrays opened on it.
 #[pyclass(
     frozen,
@@ -41,8 +44,8 @@ impl SharedRemoteStore {
     /// (its default when `None`), and obstore's `credential_provider` of an
     /// `S3Store` (a synchronous callable returning obstore's
     /// `S3Credential` dict), called with the GIL when keys are first
-    /// needed and again a minute before its `expires_at`. Nothing is
-    /// fetched yet.
+    /// needed and again a minute before its `expires_at`, or after 5
+    /// minutes if sooner. Nothing is fetched yet.
     ///
     /// Raises `ValueError` when the store cannot be set up; the message
     /// shows the URL redacted and no credential value.
@@ -64,7 +67,12 @@ impl SharedRemoteStore {
                 // that holds the GIL: every read releases it first.
                 Python::try_attach(|py| keys_of(provider.bind(py)))
                     .unwrap_or_else(|| Err("cannot be called: Python is shutting down".into()))
-            });
+            })
+            // obstore's boto3 provider reports its own time to live (30
+            // minutes), not the keys' (botocore refreshes them 10-15
+            // minutes before they expire): asked again every 5 minutes,
+            // which costs a Python call.
+            .kept_at_most(KEPT_AT_MOST);
             options.credentials = Some(Arc::new(keys));
         }
         if let Some(read_ahead) = read_ahead {
@@ -102,6 +110,11 @@ fn keys_of(provider: &Bound<'_, PyAny>) -> Result<FetchedKeys, String> {
             .name()
             .map_or_else(|_| "?".to_string(), |n| n.to_string());
         if answer.hasattr("__await__").unwrap_or(false) {
+            // Closed, so that Python does not warn of a coroutine never
+            // awaited; zarr's store (obstore) reads the array instead.
+            if answer.hasattr("close").unwrap_or(false) {
+                let _ = answer.call_method0("close");
+            }
             return Err("returned an awaitable: only synchronous providers are called".into());
         }
         return Err(format!("returned a {kind}, not a dict"));

@@ -288,80 +288,77 @@ mod tests {
         assert!(shown(far).contains("tv_sec"), "{}", shown(far));
     }
 
-    /// One call for requests at once; a call again once the keys are
-    /// about to expire; expired keys and failures name the source, and the
-    /// next request calls again.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn calls_of_the_function() {
+    /// Credentials of `fetch` ("the vault"), and the count of its calls.
+    fn counted(
+        fetch: impl Fn() -> Result<FetchedKeys, String> + Send + Sync + 'static,
+    ) -> (Arc<RefreshingCredentials>, Arc<AtomicUsize>) {
         let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let provider = Arc::new(RefreshingCredentials::new("the vault", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(200));
-            Ok(keys(None))
-        }));
+        let counter = calls.clone();
+        let provider = RefreshingCredentials::new("the vault", move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            fetch()
+        });
+        (Arc::new(provider), calls)
+    }
+
+    /// What 8 requests at once get from `provider`, as text.
+    async fn eight_at_once(provider: &Arc<RefreshingCredentials>) -> Vec<Result<String, String>> {
         let asks: Vec<_> = (0..8)
             .map(|_| {
                 let provider = provider.clone();
                 tokio::spawn(async move { provider.get_credential().await })
             })
             .collect();
+        let mut got = vec![];
         for ask in asks {
-            assert_eq!(ask.await.unwrap().unwrap().key_id, "A");
+            got.push(match ask.await.unwrap() {
+                Ok(keys) => Ok(keys.key_id.clone()),
+                Err(e) => Err(e.to_string()),
+            });
+        }
+        got
+    }
+
+    /// One call for requests at once; a call again once the keys are
+    /// about to expire; expired keys and failures name the source, and the
+    /// next request calls again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_of_the_function() {
+        let (provider, calls) = counted(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            Ok(keys(None))
+        });
+        for got in eight_at_once(&provider).await {
+            assert_eq!(got.unwrap(), "A");
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1);
 
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let provider = RefreshingCredentials::new("the vault", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            Ok(keys(Some(SystemTime::now() + Duration::from_secs(30))))
-        });
+        let (provider, calls) =
+            counted(|| Ok(keys(Some(SystemTime::now() + Duration::from_secs(30)))));
         provider.get_credential().await.unwrap();
         provider.get_credential().await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
 
-        let expired = RefreshingCredentials::new("the vault", || {
-            Ok(keys(Some(UNIX_EPOCH + Duration::from_secs(1_577_836_800))))
-        });
+        let (expired, _) =
+            counted(|| Ok(keys(Some(UNIX_EPOCH + Duration::from_secs(1_577_836_800)))));
         let error = expired.get_credential().await.unwrap_err().to_string();
         assert!(
             error.contains("the vault gave keys that expired at 2020-01-01T00:00:00+00:00"),
             "{error}"
         );
         assert!(!error.contains("s3cr3t"), "{error}");
-
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let failing = RefreshingCredentials::new("the vault", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            Err("is locked".to_string())
-        });
-        let error = failing.get_credential().await.unwrap_err().to_string();
-        assert!(error.contains("the vault is locked"), "{error}");
-        failing.get_credential().await.unwrap_err();
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
     }
 
     /// Requests that waited while a call failed get its error: one call
     /// for all of them; the next request after that calls again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_failed_call_answers_the_requests_that_waited() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let provider = Arc::new(RefreshingCredentials::new("the vault", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
+        let (provider, calls) = counted(|| {
             std::thread::sleep(Duration::from_millis(200));
             Err("is locked: see https://user:pw@vault.example/unlock?token=abc".to_string())
-        }));
-        let asks: Vec<_> = (0..8)
-            .map(|_| {
-                let provider = provider.clone();
-                tokio::spawn(async move { provider.get_credential().await })
-            })
-            .collect();
-        for ask in asks {
-            let error = ask.await.unwrap().unwrap_err().to_string();
+        });
+        for got in eight_at_once(&provider).await {
+            let error = got.unwrap_err();
             assert!(
                 error.contains("the vault is locked: see https://"),
                 "{error}"
@@ -379,26 +376,24 @@ mod tests {
     /// `kept_at_most` shortens how long keys are kept, never lengthens it.
     #[tokio::test]
     async fn keys_kept_at_most() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
         // Keys that claim a day, kept a second: the request right after
         // uses them.
-        let provider = RefreshingCredentials::new("boto3", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            Ok(keys(Some(SystemTime::now() + Duration::from_secs(86400))))
-        })
-        .kept_at_most(Duration::from_secs(1));
+        let (provider, calls) =
+            counted(|| Ok(keys(Some(SystemTime::now() + Duration::from_secs(86400)))));
+        let provider = Arc::into_inner(provider)
+            .unwrap()
+            .kept_at_most(Duration::from_secs(1));
         provider.get_credential().await.unwrap();
         provider.get_credential().await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1, "kept for a second");
 
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let provider = RefreshingCredentials::new("boto3", move || {
-            counted.fetch_add(1, Ordering::SeqCst);
-            Ok(keys(Some(SystemTime::now() + Duration::from_secs(30))))
-        })
-        .kept_at_most(Duration::from_secs(3600));
+        // Keys that expire within the minute, kept at most an hour: asked
+        // for again.
+        let (provider, calls) =
+            counted(|| Ok(keys(Some(SystemTime::now() + Duration::from_secs(30)))));
+        let provider = Arc::into_inner(provider)
+            .unwrap()
+            .kept_at_most(Duration::from_secs(3600));
         provider.get_credential().await.unwrap();
         provider.get_credential().await.unwrap();
         assert_eq!(

@@ -408,16 +408,6 @@ def test_s3fs_settings_as_s3fs_reads_them(no_aws_environment: pytest.MonkeyPatch
             id="config-kwargs",
         ),
         pytest.param(
-            {"profile": "sso-user", "client_kwargs": {"region_name": "eu-west-1"}},
-            "settings ['profile']",
-            id="profile",
-        ),
-        pytest.param(
-            {"client_kwargs": {"region_name": "eu-west-1"}},
-            "credentials found by botocore",
-            id="botocore-credentials",
-        ),
-        pytest.param(
             {"endpoint_url": "http://h:9", "client_kwargs": {"endpoint_url": "http://g:9"}},
             "endpoint_url given twice",
             id="endpoint-twice",
@@ -430,6 +420,38 @@ def test_s3fs_configured_beyond_what_carries_over_is_not_mapped(
     got = remote_source(s3fs_store("s3://bucket/p.zarr", **options))
     assert isinstance(got, str), got
     assert reason in got
+
+
+def test_s3fs_with_credentials_botocore_finds_is_mapped_with_them(
+    no_aws_environment: pytest.MonkeyPatch,
+) -> None:
+    """Without `anon` or keys, or with a `profile`, s3fs signs with what
+    botocore finds (SSO, assumed roles, processes, ...): the remote layer
+    asks botocore for the same, through one provider per profile."""
+    from zarrs_extension_codecs._remote import _BotocoreCredentials
+
+    region = {"client_kwargs": {"region_name": "eu-west-1"}}
+    chain = remote_source(s3fs_store("s3://bucket/p.zarr", **region))
+    named = remote_source(s3fs_store("s3://bucket/p.zarr", profile="sso-user", **region))
+    again = remote_source(s3fs_store("s3://bucket/q.zarr", profile="sso-user", **region))
+    for source, profile in [(chain, None), (named, "sso-user")]:
+        assert isinstance(source, RemoteSource)
+        assert isinstance(source.credential_provider, _BotocoreCredentials)
+        assert source.credential_provider.profile == profile
+        assert dict(source.s3_config) == {"region": "eu-west-1", "skip_signature": "false"}
+    assert isinstance(again, RemoteSource)
+    assert isinstance(named, RemoteSource)
+    assert again.credential_provider is named.credential_provider
+    # Keys in the environment: read by the remote layer as botocore reads
+    # them, unless a profile is named (botocore then passes them over).
+    no_aws_environment.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    no_aws_environment.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
+    keys = remote_source(s3fs_store("s3://bucket/p.zarr", **region))
+    assert isinstance(keys, RemoteSource)
+    assert keys.credential_provider is None
+    named = remote_source(s3fs_store("s3://bucket/p.zarr", profile="sso-user", **region))
+    assert isinstance(named, RemoteSource)
+    assert isinstance(named.credential_provider, _BotocoreCredentials)
 
 
 @pytest.mark.parametrize(
@@ -1032,3 +1054,39 @@ def test_a_failing_credential_provider_is_named(
     # Closed, not left to warn that it was never awaited.
     assert made
     assert all(inspect.getcoroutinestate(c) == inspect.CORO_CLOSED for c in made)
+
+
+def test_s3fs_with_a_profile_reads_through_the_remote_layer(
+    s3_private: tuple[str, str, str],
+    product: Path,
+    no_aws_environment: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A profile of the shared files, as s3fs is given it: botocore's keys
+    sign the remote layer's requests against a server that enforces them."""
+    endpoint, key_id, secret = s3_private
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[reader]\naws_access_key_id = {key_id}\naws_secret_access_key = {secret}\n"
+    )
+    no_aws_environment.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    no_aws_environment.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    no_aws_environment.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    store = s3fs_store(
+        f"s3://private/{product.name}",
+        profile="reader",
+        endpoint_url=endpoint,
+        client_kwargs={"region_name": "us-east-1"},
+    )
+    arr = open_remote(store, "b04")
+    want = expected(product, "b04")
+    with caplog.at_level("DEBUG", logger="zarrs_extension_codecs._pipeline"):
+        for selection in SELECTIONS[:3]:
+            assert np.asarray(arr[selection]).tobytes() == want[selection].tobytes()
+    # Read by the remote layer, not after its error by zarr's store.
+    assert "after zarrs' error" not in caplog.text
+    native = arr._async_array.codec_pipeline.native
+    (remote,) = native.arrays.values()
+    assert remote.remote_fetched()[0] > 1
+    assert native.remote.credential_provider._credentials is not None

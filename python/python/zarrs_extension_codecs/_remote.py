@@ -18,17 +18,19 @@ it holds can be carried over:
   `Boto3CredentialProvider` and `StsCredentialProvider` are such
   providers: SSO, assumed roles, every source boto3 knows); arrays share
   a store only with the same provider object;
-- s3fs: `anon`, `key` / `secret` / `token`, `endpoint_url` (also in
-  `client_kwargs`) and `client_kwargs={"region_name": ...}`, and settings
-  that change nothing of what is fetched or how it is signed (caches, block
-  sizes, the event loop). It is mapped only when the region is given (or
-  an endpoint: an S3-compatible server, signed for `AWS_DEFAULT_REGION`'s
-  region as botocore signs), because s3fs follows S3's redirect to a
-  bucket's region and the remote layer does not; and only with
-  `anon=True` or keys (given, or in `AWS_ACCESS_KEY_ID` /
-  `AWS_SECRET_ACCESS_KEY`), because s3fs finds credentials through
-  botocore (SSO, `credential_process`, assumed roles), which the remote
-  layer does not all follow; and only when no ``AWS_*`` variable is set
+- s3fs: `anon`, `key` / `secret` / `token`, `profile`, `endpoint_url`
+  (also in `client_kwargs`) and `client_kwargs={"region_name": ...}`, and
+  settings that change nothing of what is fetched or how it is signed
+  (caches, block sizes, the event loop). It is mapped only when the region
+  is given (or an endpoint: an S3-compatible server, signed for
+  `AWS_DEFAULT_REGION`'s region as botocore signs), because s3fs follows
+  S3's redirect to a bucket's region and the remote layer does not. Keys
+  given (or in `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, with no
+  `profile`) are passed on; otherwise the remote layer signs with what
+  botocore finds for the `profile` (or its default chain): s3fs's own
+  source of keys, SSO, assumed roles and processes included, through one
+  provider per profile (`_BotocoreCredentials`). It is mapped only when
+  no ``AWS_*`` variable is set
   that object_store and botocore read differently (object_store reads
   every one it knows: `AWS_ENDPOINT`, `AWS_REQUEST_PAYER`,
   `AWS_SKIP_SIGNATURE`, ...; `AWS_SESSION_TOKEN` beside keys given
@@ -82,7 +84,17 @@ _CLIENT_OPTIONS = frozenset({"allow_http"})
 
 # s3fs settings carried over (as object_store's S3 settings, in `_s3fs`) ...
 _S3FS_SETTINGS = frozenset(
-    {"anon", "key", "username", "secret", "password", "token", "endpoint_url", "client_kwargs"}
+    {
+        "anon",
+        "key",
+        "username",
+        "secret",
+        "password",
+        "token",
+        "endpoint_url",
+        "client_kwargs",
+        "profile",
+    }
 )
 # ... and those that change nothing of which bytes are fetched or how a
 # request is signed: caching, listing, block sizes, the event loop.
@@ -340,12 +352,17 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
         "secret_access_key": options.get("secret") or options.get("password"),
         "session_token": options.get("token"),
     }
+    provider = None
     if not anonymous:
         config.update({name: str(value) for name, value in keys.items() if value})
-        if "access_key_id" not in config and not (
-            os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")
-        ):
-            return "s3fs with credentials found by botocore (neither anon nor keys)"
+        profile = options.get("profile")
+        in_environment = os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get(
+            "AWS_SECRET_ACCESS_KEY"
+        )
+        # Keys in the environment the remote layer reads as botocore does,
+        # unless a profile is named (botocore then passes them over).
+        if "access_key_id" not in config and (profile or not in_environment):
+            provider = _botocore_credentials(None if profile is None else str(profile))
     # Said either way, so that AWS_SKIP_SIGNATURE cannot decide it.
     config["skip_signature"] = "true" if anonymous else "false"
     path = str(getattr(store, "path", ""))
@@ -357,7 +374,67 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
     # `?` and `#` would be read as a URL's query and fragment.
     if "?" in path or "#" in path:
         return f"s3fs store at a path the URL cannot carry ({_redacted(path)!r})"
-    return RemoteSource(f"s3://{path}", tuple(sorted(config.items())))
+    return RemoteSource(f"s3://{path}", tuple(sorted(config.items())), credential_provider=provider)
+
+
+class _BotocoreCredentials:
+    """The keys botocore finds for `profile` (the default chain if `None`):
+    those s3fs signs with (its session is botocore's, with the same
+    profile and environment), as an obstore credential provider, which the
+    remote layer calls. botocore refreshes keys that expire (SSO, assumed
+    roles, ...) 10-15 minutes before they do; the remote layer asks again
+    every 5 minutes."""
+
+    def __init__(self, profile: str | None) -> None:
+        self.profile = profile
+        self._lock = threading.Lock()
+        self._credentials: Any = None
+        self._pid = os.getpid()
+
+    def __call__(self) -> dict[str, Any]:
+        if self._pid != os.getpid():
+            # A child made by `fork()`: another thread of the parent may
+            # have held the lock; botocore's session is found again.
+            self.__init__(self.profile)  # type: ignore[misc]
+        with self._lock:
+            if self._credentials is None:
+                import botocore.session
+
+                session = botocore.session.Session(profile=self.profile)
+                credentials = session.get_credentials()
+                if credentials is None:
+                    where = f"profile {self.profile!r}" if self.profile else "its default chain"
+                    raise LookupError(f"botocore found no credentials ({where})")
+                self._credentials = credentials
+            credentials = self._credentials
+        frozen = credentials.get_frozen_credentials()
+        return {
+            "access_key_id": frozen.access_key,
+            "secret_access_key": frozen.secret_key,
+            "token": frozen.token,
+            "expires_at": None,
+        }
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Found again in the copy (a dask worker's own botocore session).
+        return {"profile": self.profile}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["profile"])  # type: ignore[misc]
+
+
+# One provider per profile and environment, so that arrays opened again
+# share a kept store (stores are shared by provider object).
+_BOTOCORE: dict[tuple[Any, ...], _BotocoreCredentials] = {}
+
+
+def _botocore_credentials(profile: str | None) -> _BotocoreCredentials:
+    key = (profile, _environment(True))
+    with _KEPT_LOCK:
+        found = _BOTOCORE.get(key)
+        if found is None:
+            found = _BOTOCORE[key] = _BotocoreCredentials(profile)
+        return found
 
 
 def _s3fs_environment(options: dict[str, object]) -> str | None:

@@ -306,13 +306,15 @@ def s3fs_store(url: str, **options: Any) -> FsspecStore:
 
 
 @pytest.fixture
-def no_aws_environment(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+def no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     """No ``AWS_*`` variable (whether an s3fs store is mapped depends on
-    them); the monkeypatch, to set some."""
+    them) and no profile files (botocore's profile too); the monkeypatch,
+    to set some."""
     import os
 
     for name in [n for n in os.environ if n.startswith("AWS_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return monkeypatch
 
 
@@ -423,12 +425,20 @@ def test_s3fs_configured_beyond_what_carries_over_is_not_mapped(
 
 
 def test_s3fs_with_credentials_botocore_finds_is_mapped_with_them(
-    no_aws_environment: pytest.MonkeyPatch,
+    no_aws_environment: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Without `anon` or keys, or with a `profile`, s3fs signs with what
     botocore finds (SSO, assumed roles, processes, ...): the remote layer
     asks botocore for the same, through one provider per profile."""
     from zarrs_extension_codecs._remote import _BotocoreCredentials
+
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile sso-user]\nsso_session = corp\nsso_account_id = 1\nsso_role_name = r\n"
+        "[sso-session corp]\nsso_start_url = https://corp.example/start\n"
+        "sso_region = eu-west-1\n"
+    )
+    no_aws_environment.setenv("AWS_CONFIG_FILE", str(config))
 
     region = {"client_kwargs": {"region_name": "eu-west-1"}}
     chain = remote_source(s3fs_store("s3://bucket/p.zarr", **region))
@@ -452,6 +462,45 @@ def test_s3fs_with_credentials_botocore_finds_is_mapped_with_them(
     named = remote_source(s3fs_store("s3://bucket/p.zarr", profile="sso-user", **region))
     assert isinstance(named, RemoteSource)
     assert isinstance(named.credential_provider, _BotocoreCredentials)
+
+
+def test_s3fs_reads_botocores_profile_as_s3fs_does(
+    no_aws_environment: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The profile s3fs's botocore session reads: its region is used; a
+    profile that says where requests go, or is not there, is not mapped;
+    its provider is the same after pickling."""
+    import pickle
+
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile eu]\nregion = eu-central-1\nrole_arn = arn:aws:iam::1:role/r\n"
+        "source_profile = keys\n"
+        "[profile minio]\nendpoint_url = http://127.0.0.1:9\n"
+        "[profile path]\nregion = us-east-1\ns3 =\n  addressing_style = path\n"
+    )
+    no_aws_environment.setenv("AWS_CONFIG_FILE", str(config))
+    source = remote_source(s3fs_store("s3://bucket/p.zarr", profile="eu"))
+    assert isinstance(source, RemoteSource)
+    assert dict(source.s3_config) == {"region": "eu-central-1", "skip_signature": "false"}
+    provider = source.credential_provider
+    assert pickle.loads(pickle.dumps(provider)) is provider
+    for profile, reason in [
+        ("minio", "a profile that sets ['endpoint_url']"),
+        ("path", "a profile that sets ['s3']"),
+        ("gone", "a profile that is not there ('gone')"),
+    ]:
+        got = remote_source(s3fs_store("s3://bucket/p.zarr", profile=profile, anon=True, **EU_WEST))
+        assert isinstance(got, str), got
+        assert reason in got
+    # The region of the environment over the profile's, as botocore reads.
+    no_aws_environment.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    source = remote_source(s3fs_store("s3://bucket/p.zarr", profile="eu"))
+    assert isinstance(source, RemoteSource)
+    assert dict(source.s3_config)["region"] == "ap-south-1"
+
+
+EU_WEST = {"client_kwargs": {"region_name": "eu-west-1"}}
 
 
 @pytest.mark.parametrize(

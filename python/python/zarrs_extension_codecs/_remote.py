@@ -22,9 +22,11 @@ it holds can be carried over:
   (also in `client_kwargs`) and `client_kwargs={"region_name": ...}`, and
   settings that change nothing of what is fetched or how it is signed
   (caches, block sizes, the event loop). It is mapped only when the region
-  is given (or an endpoint: an S3-compatible server, signed for
-  `AWS_DEFAULT_REGION`'s region as botocore signs), because s3fs follows
-  S3's redirect to a bucket's region and the remote layer does not. Keys
+  is known (`client_kwargs`, else botocore's for the profile:
+  `AWS_DEFAULT_REGION` or the profile's `region`), or an endpoint is given
+  (an S3-compatible server, signed for botocore's region), because s3fs
+  follows S3's redirect to a bucket's region and the remote layer does
+  not. Keys
   given (or in `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, with no
   `profile`) are passed on; otherwise the remote layer signs with what
   botocore finds for the `profile` (or its default chain): s3fs's own
@@ -39,8 +41,10 @@ it holds can be carried over:
   client option,
   fsspec client or request arguments (headers, authentication), any other
   s3fs setting (`config_kwargs`, `s3_additional_kwargs`, `requester_pays`,
-  `profile`, `session`, `version_aware`, ...): not mapped; zarr's store
-  API fetches the chunks, as before.
+  `session`, `version_aware`, ...), a profile whose configuration says
+  more than where keys and the region come from (`endpoint_url`,
+  `services`, an `s3 =` section, ...): not mapped; zarr's store API
+  fetches the chunks, as before.
 
 What is not mapped is named in a debug log line (a subclass of a mapped
 store is not looked at: zarr's store reads it). Nothing is fetched when
@@ -62,6 +66,7 @@ import inspect
 import os
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -116,8 +121,9 @@ _S3FS_HARMLESS = frozenset(
 
 # Environment variables botocore and the remote layer read alike (the keys
 # and their token; the region, which `_s3fs` sets as botocore reads it) or
-# that matter only where neither keys nor `anon` decide (profiles, roles,
-# containers, instance metadata: the mapping needs one of those).
+# that decide only where keys come from (profiles, roles, containers,
+# instance metadata): where neither keys nor `anon` decide, botocore finds
+# the keys for the remote layer (`_BotocoreCredentials`).
 _AWS_ENV_ALIKE = frozenset(
     {
         "AWS_ACCESS_KEY_ID",
@@ -135,6 +141,8 @@ _AWS_ENV_ALIKE = frozenset(
         "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
         "AWS_CONTAINER_CREDENTIALS_FULL_URI",
         "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+        "AWS_STS_REGIONAL_ENDPOINTS",
         "AWS_EC2_METADATA_DISABLED",
         "AWS_PAGER",
         # Read by botocore alone, deciding only whether a request gets
@@ -330,21 +338,27 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
     env = _s3fs_environment(options)
     if env:
         return env
+    profile = options.get("profile")
+    profile = None if profile is None else str(profile)
+    # The profile s3fs's botocore session reads (named, or the default):
+    # all it says must be about keys or the region.
+    scoped = _profile_settings(profile)
+    if isinstance(scoped, str):
+        return scoped
     config: dict[str, str] = {}
     endpoint = options.get("endpoint_url") or client.get("endpoint_url")
     if endpoint:
         config["endpoint"] = str(endpoint)
     if client.get("region_name"):
         config["region"] = str(client["region_name"])
+    elif os.environ.get("AWS_DEFAULT_REGION") or scoped.get("region"):
+        # botocore's: AWS_DEFAULT_REGION, else the profile's (object_store
+        # would take AWS_REGION's too).
+        config["region"] = str(os.environ.get("AWS_DEFAULT_REGION") or scoped["region"])
+    elif os.environ.get("AWS_REGION"):
+        return "s3fs with AWS_REGION and no AWS_DEFAULT_REGION (botocore reads the latter)"
     if not config:
         return "s3fs without a region (client_kwargs={'region_name': ...})"
-    if "region" not in config:
-        # botocore's region from the environment is AWS_DEFAULT_REGION's;
-        # object_store would take AWS_REGION's too.
-        if os.environ.get("AWS_DEFAULT_REGION"):
-            config["region"] = os.environ["AWS_DEFAULT_REGION"]
-        elif os.environ.get("AWS_REGION"):
-            return "s3fs with AWS_REGION and no AWS_DEFAULT_REGION (botocore reads the latter)"
     # s3fs takes `key or username`, `secret or password`; with `anon` none.
     anonymous = bool(options.get("anon", False))
     keys = {
@@ -355,14 +369,13 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
     provider = None
     if not anonymous:
         config.update({name: str(value) for name, value in keys.items() if value})
-        profile = options.get("profile")
         in_environment = os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get(
             "AWS_SECRET_ACCESS_KEY"
         )
         # Keys in the environment the remote layer reads as botocore does,
         # unless a profile is named (botocore then passes them over).
-        if "access_key_id" not in config and (profile or not in_environment):
-            provider = _botocore_credentials(None if profile is None else str(profile))
+        if "access_key_id" not in config and (profile is not None or not in_environment):
+            provider = _botocore_credentials(profile)
     # Said either way, so that AWS_SKIP_SIGNATURE cannot decide it.
     config["skip_signature"] = "true" if anonymous else "false"
     path = str(getattr(store, "path", ""))
@@ -383,19 +396,15 @@ class _BotocoreCredentials:
     profile and environment), as an obstore credential provider, which the
     remote layer calls. botocore refreshes keys that expire (SSO, assumed
     roles, ...) 10-15 minutes before they do; the remote layer asks again
-    every 5 minutes."""
+    every 5 minutes. Made by `_botocore_credentials` only (one per profile
+    and environment), also when unpickled."""
 
     def __init__(self, profile: str | None) -> None:
         self.profile = profile
         self._lock = threading.Lock()
         self._credentials: Any = None
-        self._pid = os.getpid()
 
     def __call__(self) -> dict[str, Any]:
-        if self._pid != os.getpid():
-            # A child made by `fork()`: another thread of the parent may
-            # have held the lock; botocore's session is found again.
-            self.__init__(self.profile)  # type: ignore[misc]
         with self._lock:
             if self._credentials is None:
                 import botocore.session
@@ -415,26 +424,94 @@ class _BotocoreCredentials:
             "expires_at": None,
         }
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Found again in the copy (a dask worker's own botocore session).
-        return {"profile": self.profile}
+    def __reduce__(self) -> tuple[Any, tuple[str | None]]:
+        # The copy is the provider of its process for that profile (a dask
+        # worker's arrays share one store, one botocore session).
+        return (_botocore_credentials, (self.profile,))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["profile"])  # type: ignore[misc]
+    def _forget(self) -> None:
+        """In a child made by `fork()`: a new lock (a thread of the parent
+        may have held it), botocore's session found again."""
+        self._lock = threading.Lock()
+        self._credentials = None
 
 
 # One provider per profile and environment, so that arrays opened again
-# share a kept store (stores are shared by provider object).
-_BOTOCORE: dict[tuple[Any, ...], _BotocoreCredentials] = {}
+# share a kept store (stores are shared by provider object); held by the
+# stores and sources that use it.
+_BOTOCORE: weakref.WeakValueDictionary[tuple[Any, ...], _BotocoreCredentials] = (
+    weakref.WeakValueDictionary()
+)
+_BOTOCORE_LOCK = threading.Lock()
 
 
 def _botocore_credentials(profile: str | None) -> _BotocoreCredentials:
     key = (profile, _environment(True))
-    with _KEPT_LOCK:
+    with _BOTOCORE_LOCK:
         found = _BOTOCORE.get(key)
         if found is None:
-            found = _BOTOCORE[key] = _BotocoreCredentials(profile)
+            found = _BotocoreCredentials(profile)
+            _BOTOCORE[key] = found
         return found
+
+
+# What a profile may say besides where keys come from and its region:
+# nothing else of it is read by the remote layer, which sends requests
+# where the mapping says.
+_PROFILE_KEYS = frozenset(
+    {
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "aws_security_token",
+        "credential_process",
+        "credential_source",
+        "role_arn",
+        "source_profile",
+        "role_session_name",
+        "external_id",
+        "duration_seconds",
+        "mfa_serial",
+        "web_identity_token_file",
+        "sso_session",
+        "sso_start_url",
+        "sso_region",
+        "sso_account_id",
+        "sso_role_name",
+        "sso_registration_scopes",
+        "region",
+        "output",
+        "cli_pager",
+        "cli_timestamp_format",
+        "cli_history",
+        "cli_binary_format",
+        "cli_auto_prompt",
+        "metadata_service_timeout",
+        "metadata_service_num_attempts",
+        "sts_regional_endpoints",
+    }
+)
+
+
+def _profile_settings(profile: str | None) -> dict[str, Any] | str:
+    """The settings of the profile botocore reads for s3fs (`profile`, or
+    `AWS_PROFILE`'s, or the default), or why the store is not mapped: a
+    profile that is not there, or that says more than `_PROFILE_KEYS`."""
+    try:
+        import botocore.exceptions
+        import botocore.session
+    except ImportError:
+        return "s3fs without botocore"
+    try:
+        scoped = dict(botocore.session.Session(profile=profile).get_scoped_config())
+    except botocore.exceptions.ProfileNotFound:
+        return f"s3fs with a profile that is not there ({profile!r})"
+    except botocore.exceptions.BotoCoreError as e:
+        return f"s3fs with a profile botocore cannot read ({type(e).__name__})"
+    more = sorted(set(scoped) - _PROFILE_KEYS)
+    if more:
+        return f"s3fs with a profile that sets {more}"
+    return scoped
 
 
 def _s3fs_environment(options: dict[str, object]) -> str | None:
@@ -486,9 +563,12 @@ _ENV_READ = frozenset(
 
 
 def _after_fork_in_child() -> None:
-    global _KEPT_LOCK
-    # Another thread of the parent may have held the lock at the fork.
+    global _KEPT_LOCK, _BOTOCORE_LOCK
+    # Another thread of the parent may have held the locks at the fork.
     _KEPT_LOCK = threading.Lock()
+    _BOTOCORE_LOCK = threading.Lock()
+    for provider in list(_BOTOCORE.values()):
+        provider._forget()
     _forget_parents()
 
 

@@ -31,7 +31,7 @@ use http_server::{HttpServer, Misbehaviour};
 use servers::{PythonServer, fixtures_root};
 use zarrs::array::{Array, ArrayBytes, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
-use zarrs::storage::ReadableStorageTraits;
+use zarrs::storage::{ListableStorageTraits, ReadableStorageTraits, StoreKey, StorePrefix};
 use zarrs_extension_codecs::remote::{RemoteOptions, RemoteStore};
 
 /// The directories of fixture stores under `fixtures/`.
@@ -215,6 +215,20 @@ fn keys_are_read_as_written() {
     let store = RemoteStore::open(&url, &s3_options(&server.url())).unwrap();
     assert_reads_so_f32(store, "/");
     let store = RemoteStore::open("s3://odd", &s3_options(&server.url())).unwrap();
+    // Listed as written too (zarrs_object_store lists `so%7Ef32...`: nothing).
+    let root_dir = store.list_dir(&StorePrefix::root()).unwrap();
+    assert_eq!(
+        root_dir.prefixes(),
+        &[StorePrefix::new(format!("{name}/")).unwrap()]
+    );
+    let array_prefix = StorePrefix::new(format!("{name}/")).unwrap();
+    let listed = store.list_prefix(&array_prefix).unwrap();
+    let on_disk = walk_files(&root.path().join(name));
+    assert_eq!(listed.len(), on_disk.len(), "{listed:?}");
+    assert!(listed.contains(&StoreKey::new(format!("{name}/zarr.json")).unwrap()));
+    let bytes: u64 = on_disk.iter().map(|f| f.metadata().unwrap().len()).sum();
+    assert_eq!(store.size_prefix(&array_prefix).unwrap(), bytes);
+    assert_eq!(store.list().unwrap(), listed);
     assert_reads_so_f32(store, &format!("/{name}"));
     let http = PythonServer::http(root.path(), 0);
     let store = RemoteStore::open(&http.url(), &options()).unwrap();
@@ -731,4 +745,18 @@ fn inspect_reads_urls_whole_and_in_windows() {
         let error = run_inspect(&[&urls[0], "--window", window], &[]).unwrap_err();
         assert!(error.contains(message), "{window}: {error}");
     }
+}
+
+/// The files under `dir`, however deep.
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

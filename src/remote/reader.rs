@@ -1,12 +1,14 @@
 //! [`AsyncRemoteStore`]: zarrs' async storage traits over an object_store
 //! HTTP or S3 store.
 //!
-//! Listing goes through `zarrs_object_store`. Reads are this crate's own,
-//! for two reasons: `zarrs_object_store` 0.7 sends a `HEAD` before every
+//! Reads and listings are this crate's own, over object_store, for three
+//! reasons: `zarrs_object_store` 0.7 sends a `HEAD` before every
 //! partial read (and zarrs' async-to-sync adapter turns a whole-object read
-//! into a partial one), doubling the requests of a window; and it reports a
+//! into a partial one), doubling the requests of a window; it reports a
 //! failed read by object_store's top-level message alone, without the key
-//! or the causes (connection refused, reset, ...). Here a whole object is
+//! or the causes (connection refused, reset, ...); and it lists a prefix
+//! percent-encoded (`~`, `[`, ...: another prefix) and panics on a listed
+//! key it cannot take. Here a whole object is
 //! one `GET`, a suffix (a shard index at the end) one ranged `GET`, bounded
 //! ranges go to object_store's `get_ranges` (coalesced, separate requests,
 //! no `multipart/byteranges`), and every range returned is checked to be as
@@ -51,7 +53,7 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use futures::{StreamExt, TryFutureExt};
+use futures::{StreamExt, TryFutureExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     GetOptions, GetRange, OBJECT_STORE_COALESCE_DEFAULT, ObjectMeta, ObjectStore, ObjectStoreExt,
@@ -61,7 +63,6 @@ use zarrs::storage::{
     AsyncListableStorageTraits, AsyncMaybeBytesIterator, AsyncReadableStorageTraits, Bytes,
     MaybeBytes, StorageError, StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
-use zarrs_object_store::AsyncObjectStore;
 
 use super::counting::Counters;
 use super::credentials::Signing;
@@ -87,7 +88,6 @@ pub struct AsyncRemoteStore {
     /// How an `s3://` store signs, said by its 401/403 errors.
     signing: Option<Signing>,
     store: Arc<dyn ObjectStore>,
-    listing: AsyncObjectStore<Arc<dyn ObjectStore>>,
     counters: Arc<Counters>,
     /// Shard indexes kept, with their objects' versions; `None` when
     /// [`RemoteOptions::shard_index_cache_bytes`] is 0.
@@ -152,7 +152,6 @@ impl AsyncRemoteStore {
             url: shown_url(url),
             redactor,
             signing,
-            listing: AsyncObjectStore::new(store.clone()),
             store,
             counters,
             indexes: (options.shard_index_cache_bytes > 0)
@@ -243,13 +242,52 @@ impl AsyncRemoteStore {
         }
     }
 
-    /// A listing error of `zarrs_object_store`, with secrets redacted.
-    fn listing_error(&self, error: StorageError) -> StorageError {
+    /// A listing error under `prefix`: the store's URL and prefix, then
+    /// object_store's error and causes, secrets redacted.
+    fn listing_error(&self, prefix: &StorePrefix, error: &object_store::Error) -> StorageError {
         StorageError::Other(format!(
-            "{}: {}",
+            "{}/{} (listing): {}",
             self.url,
-            self.redactor.text(&error_chain(&error))
+            prefix.as_str(),
+            self.redactor.text(&error_chain(error))
         ))
+    }
+
+    /// The object_store path of `prefix`, as written (`Path::from` would
+    /// percent-encode `~`, `[`, ... and list another prefix); `None` for
+    /// the root.
+    fn prefix_path(&self, prefix: &StorePrefix) -> Result<Option<Path>, StorageError> {
+        let text = prefix.as_str().trim_end_matches('/');
+        if text.is_empty() {
+            return Ok(None);
+        }
+        Path::parse(text).map(Some).map_err(|e| {
+            StorageError::Other(format!(
+                "{}/{}: not an object key prefix: {e}",
+                self.url,
+                prefix.as_str()
+            ))
+        })
+    }
+
+    /// The objects under `prefix` (all of them, however deep).
+    async fn objects(&self, prefix: &StorePrefix) -> Result<Vec<ObjectMeta>, StorageError> {
+        let path = self.prefix_path(prefix)?;
+        self.store
+            .list(path.as_ref())
+            .try_collect()
+            .await
+            .map_err(|e| self.listing_error(prefix, &e))
+    }
+
+    /// The store key of a listed object: its path as the server names it.
+    fn listed_key(&self, location: &Path) -> Result<StoreKey, StorageError> {
+        StoreKey::new(location.as_ref()).map_err(|e| {
+            StorageError::Other(format!(
+                "{}: the listed object {location} has no store key: {e}",
+                self.url
+            ))
+        })
     }
 
     /// `bytes` if it holds the `expected` bytes asked for at `what`.
@@ -778,28 +816,44 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
 #[async_trait::async_trait]
 impl AsyncListableStorageTraits for AsyncRemoteStore {
     async fn list(&self) -> Result<StoreKeys, StorageError> {
-        self.listing.list().await.map_err(|e| self.listing_error(e))
+        self.list_prefix(&StorePrefix::root()).await
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        self.listing
-            .list_prefix(prefix)
-            .await
-            .map_err(|e| self.listing_error(e))
+        let mut keys = self
+            .objects(prefix)
+            .await?
+            .iter()
+            .map(|object| self.listed_key(&object.location))
+            .collect::<Result<Vec<_>, _>>()?;
+        keys.sort();
+        Ok(keys)
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
-        self.listing
-            .list_dir(prefix)
+        let path = self.prefix_path(prefix)?;
+        let listed = self
+            .store
+            .list_with_delimiter(path.as_ref())
             .await
-            .map_err(|e| self.listing_error(e))
+            .map_err(|e| self.listing_error(prefix, &e))?;
+        let mut keys = listed
+            .objects
+            .iter()
+            .map(|object| self.listed_key(&object.location))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut prefixes = listed
+            .common_prefixes
+            .iter()
+            .map(|path| StorePrefix::new(format!("{path}/")))
+            .collect::<Result<Vec<_>, _>>()?;
+        keys.sort();
+        prefixes.sort();
+        Ok(StoreKeysPrefixes::new(keys, prefixes))
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
-        self.listing
-            .size_prefix(prefix)
-            .await
-            .map_err(|e| self.listing_error(e))
+        Ok(self.objects(prefix).await?.iter().map(|o| o.size).sum())
     }
 }
 

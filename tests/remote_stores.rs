@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{copy_tree, fixture_names, u64s};
+use common::{copy_tree, files_under, fixture_names, u64s};
 use http_server::{HttpServer, Misbehaviour};
 use servers::{PythonServer, fixtures_root};
 use zarrs::array::{Array, ArrayBytes, ArraySubset};
@@ -223,13 +223,29 @@ fn keys_are_read_as_written() {
     );
     let array_prefix = StorePrefix::new(format!("{name}/")).unwrap();
     let listed = store.list_prefix(&array_prefix).unwrap();
-    let on_disk = walk_files(&root.path().join(name));
+    let on_disk = files_under(&root.path().join(name));
     assert_eq!(listed.len(), on_disk.len(), "{listed:?}");
     assert!(listed.contains(&StoreKey::new(format!("{name}/zarr.json")).unwrap()));
     let bytes: u64 = on_disk.iter().map(|f| f.metadata().unwrap().len()).sum();
     assert_eq!(store.size_prefix(&array_prefix).unwrap(), bytes);
     assert_eq!(store.list().unwrap(), listed);
     assert_reads_so_f32(store, &format!("/{name}"));
+    // The same through a store at the array's URL (object_store's prefix
+    // store under it), and a directory below its root.
+    let store = RemoteStore::open(&format!("s3://odd/{name}"), &s3_options(&server.url())).unwrap();
+    let top = store.list_dir(&StorePrefix::root()).unwrap();
+    assert_eq!(top.keys(), &[StoreKey::new("zarr.json").unwrap()]);
+    assert_eq!(top.prefixes(), &[StorePrefix::new("c/").unwrap()]);
+    let below = store.list_dir(&StorePrefix::new("c/").unwrap()).unwrap();
+    let chunk_dirs = std::fs::read_dir(root.path().join(name).join("c"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        below.keys().len() + below.prefixes().len(),
+        chunk_dirs,
+        "{below:?}"
+    );
+    assert_eq!(store.list().unwrap().len(), on_disk.len());
     let http = PythonServer::http(root.path(), 0);
     let store = RemoteStore::open(&http.url(), &options()).unwrap();
     assert_reads_so_f32(store, &format!("/{name}"));
@@ -745,18 +761,4 @@ fn inspect_reads_urls_whole_and_in_windows() {
         let error = run_inspect(&[&urls[0], "--window", window], &[]).unwrap_err();
         assert!(error.contains(message), "{window}: {error}");
     }
-}
-
-/// The files under `dir`, however deep.
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = vec![];
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk_files(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

@@ -206,6 +206,12 @@ impl AsyncRemoteStore {
     /// A 401/403 of an `s3://` store also says how the request was signed
     /// and what to change.
     fn error(&self, key: &StoreKey, error: &object_store::Error) -> StorageError {
+        StorageError::Other(format!("{}: {}", self.key_url(key), self.described(error)))
+    }
+
+    /// object_store's error and causes, secrets redacted; for a 401/403 of
+    /// an `s3://` store, how the request was signed and what to change.
+    fn described(&self, error: &object_store::Error) -> String {
         let mut text = error_chain(error);
         if let (
             object_store::Error::PermissionDenied { .. }
@@ -216,11 +222,7 @@ impl AsyncRemoteStore {
             text.push_str("; ");
             text.push_str(&signing.describe());
         }
-        StorageError::Other(format!(
-            "{}: {}",
-            self.key_url(key),
-            self.redactor.text(&text)
-        ))
+        self.redactor.text(&text)
     }
 
     /// The object of `key`: its path as written, as zarr-python (through
@@ -236,20 +238,24 @@ impl AsyncRemoteStore {
     /// Where `key` is, as messages show it: `URL/key`, then `?***` when
     /// the store's URL has a query string.
     fn key_url(&self, key: &StoreKey) -> String {
+        self.url_of(key.as_str())
+    }
+
+    /// `URL/path`, then `?***` when the store's URL has a query string.
+    fn url_of(&self, path: &str) -> String {
         match self.url.strip_suffix("?***") {
-            Some(base) => format!("{base}/{key}?***"),
-            None => format!("{}/{key}", self.url),
+            Some(base) => format!("{base}/{path}?***"),
+            None => format!("{}/{path}", self.url),
         }
     }
 
     /// A listing error under `prefix`: the store's URL and prefix, then
-    /// object_store's error and causes, secrets redacted.
+    /// what [`described`](Self::described) says.
     fn listing_error(&self, prefix: &StorePrefix, error: &object_store::Error) -> StorageError {
         StorageError::Other(format!(
-            "{}/{} (listing): {}",
-            self.url,
-            prefix.as_str(),
-            self.redactor.text(&error_chain(error))
+            "{} (listing): {}",
+            self.url_of(prefix.as_str()),
+            self.described(error)
         ))
     }
 
@@ -257,27 +263,32 @@ impl AsyncRemoteStore {
     /// percent-encode `~`, `[`, ... and list another prefix); `None` for
     /// the root.
     fn prefix_path(&self, prefix: &StorePrefix) -> Result<Option<Path>, StorageError> {
-        let text = prefix.as_str().trim_end_matches('/');
-        if text.is_empty() {
+        if prefix.as_str().is_empty() {
             return Ok(None);
         }
-        Path::parse(text).map(Some).map_err(|e| {
+        Path::parse(prefix.as_str()).map(Some).map_err(|e| {
             StorageError::Other(format!(
-                "{}/{}: not an object key prefix: {e}",
-                self.url,
-                prefix.as_str()
+                "{}: not an object key prefix: {e}",
+                self.url_of(prefix.as_str())
             ))
         })
     }
 
-    /// The objects under `prefix` (all of them, however deep).
-    async fn objects(&self, prefix: &StorePrefix) -> Result<Vec<ObjectMeta>, StorageError> {
+    /// The keys of the objects under `prefix` (all of them, however deep),
+    /// sorted, without directory markers.
+    async fn keys_under(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StorageError> {
         let path = self.prefix_path(prefix)?;
-        self.store
+        let objects: Vec<ObjectMeta> = self
+            .store
             .list(path.as_ref())
             .try_collect()
             .await
-            .map_err(|e| self.listing_error(prefix, &e))
+            .map_err(|e| self.listing_error(prefix, &e))?;
+        let mut keys = not_markers(&objects, path.as_ref())
+            .map(|object| self.listed_key(&object.location))
+            .collect::<Result<Vec<_>, _>>()?;
+        keys.sort();
+        Ok(keys)
     }
 
     /// The store key of a listed object: its path as the server names it.
@@ -813,21 +824,41 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
     }
 }
 
+/// `objects` listed under `prefix` without the directory markers among
+/// them: empty objects named as a prefix (`g/`, which S3 consoles create
+/// for a "folder", object_store lists as `g`), that is, the listed prefix
+/// itself, or an empty object whose name and `/` begin another's.
+fn not_markers<'a>(
+    objects: &'a [ObjectMeta],
+    prefix: Option<&'a Path>,
+) -> impl Iterator<Item = &'a ObjectMeta> {
+    let names: std::collections::BTreeSet<&str> =
+        objects.iter().map(|o| o.location.as_ref()).collect();
+    objects.iter().filter(move |object| {
+        let name: &str = object.location.as_ref();
+        let is_prefix = name.is_empty() || prefix.is_some_and(|p| p.as_ref() == name);
+        let above_another = object.size == 0 && {
+            let child = format!("{name}/");
+            names
+                .range::<str, _>((
+                    std::ops::Bound::Included(child.as_str()),
+                    std::ops::Bound::Unbounded,
+                ))
+                .next()
+                .is_some_and(|next| next.starts_with(&child))
+        };
+        !is_prefix && !above_another
+    })
+}
+
 #[async_trait::async_trait]
 impl AsyncListableStorageTraits for AsyncRemoteStore {
     async fn list(&self) -> Result<StoreKeys, StorageError> {
-        self.list_prefix(&StorePrefix::root()).await
+        self.keys_under(&StorePrefix::root()).await
     }
 
     async fn list_prefix(&self, prefix: &StorePrefix) -> Result<StoreKeys, StorageError> {
-        let mut keys = self
-            .objects(prefix)
-            .await?
-            .iter()
-            .map(|object| self.listed_key(&object.location))
-            .collect::<Result<Vec<_>, _>>()?;
-        keys.sort();
-        Ok(keys)
+        self.keys_under(prefix).await
     }
 
     async fn list_dir(&self, prefix: &StorePrefix) -> Result<StoreKeysPrefixes, StorageError> {
@@ -837,9 +868,11 @@ impl AsyncListableStorageTraits for AsyncRemoteStore {
             .list_with_delimiter(path.as_ref())
             .await
             .map_err(|e| self.listing_error(prefix, &e))?;
-        let mut keys = listed
-            .objects
-            .iter()
+        let mut keys = not_markers(&listed.objects, path.as_ref())
+            // A marker of a prefix also listed as one.
+            .filter(|object| {
+                !(object.size == 0 && listed.common_prefixes.contains(&object.location))
+            })
             .map(|object| self.listed_key(&object.location))
             .collect::<Result<Vec<_>, _>>()?;
         let mut prefixes = listed
@@ -853,13 +886,55 @@ impl AsyncListableStorageTraits for AsyncRemoteStore {
     }
 
     async fn size_prefix(&self, prefix: &StorePrefix) -> Result<u64, StorageError> {
-        Ok(self.objects(prefix).await?.iter().map(|o| o.size).sum())
+        let path = self.prefix_path(prefix)?;
+        self.store
+            .list(path.as_ref())
+            .try_fold(0, |size, object| async move { Ok(size + object.size) })
+            .await
+            .map_err(|e| self.listing_error(prefix, &e))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Directory markers (empty objects named as a prefix) are not keys;
+    /// empty objects that are not markers are.
+    #[test]
+    fn directory_markers_are_not_listed() {
+        let meta = |name: &str, size: u64| ObjectMeta {
+            location: Path::parse(name).unwrap(),
+            last_modified: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            size,
+            e_tag: None,
+            version: None,
+        };
+        let objects = [
+            meta("g", 0),
+            meta("g-x", 0),
+            meta("g/a", 0),
+            meta("g/a/zarr.json", 10),
+            meta("g/b", 3),
+            meta("h", 0),
+        ];
+        let all: Vec<&str> = not_markers(&objects, None)
+            .map(|o| o.location.as_ref())
+            .collect();
+        assert_eq!(all, ["g-x", "g/a/zarr.json", "g/b", "h"]);
+        let g = Path::parse("g").unwrap();
+        assert_eq!(
+            not_markers(&objects[2..5], Some(&g))
+                .map(|o| o.location.as_ref())
+                .collect::<Vec<_>>(),
+            ["g/a/zarr.json", "g/b"]
+        );
+        assert_eq!(
+            not_markers(&[meta("g", 0)], Some(&g)).count(),
+            0,
+            "the listed prefix's own marker"
+        );
+    }
 
     #[test]
     fn a_range_past_the_largest_offset_is_refused() {

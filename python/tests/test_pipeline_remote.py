@@ -485,6 +485,12 @@ def test_s3fs_reads_botocores_profile_as_s3fs_does(
     assert dict(source.s3_config) == {"region": "eu-central-1", "skip_signature": "false"}
     provider = source.credential_provider
     assert pickle.loads(pickle.dumps(provider)) is provider
+    # The profile is read again when its file changes (what was read is
+    # kept per environment, the files' contents included).
+    config.write_text(config.read_text().replace("eu-central-1", "eu-north-1"))
+    source = remote_source(s3fs_store("s3://bucket/p.zarr", profile="eu"))
+    assert isinstance(source, RemoteSource)
+    assert dict(source.s3_config)["region"] == "eu-north-1"
     for profile, reason in [
         ("minio", "a profile that sets ['endpoint_url']"),
         ("path", "a profile that sets ['s3']"),

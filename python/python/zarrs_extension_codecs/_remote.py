@@ -61,6 +61,7 @@ indexes it read (tile servers open a product for each request).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import os
@@ -496,7 +497,15 @@ _PROFILE_KEYS = frozenset(
 def _profile_settings(profile: str | None) -> dict[str, Any] | str:
     """The settings of the profile botocore reads for s3fs (`profile`, or
     `AWS_PROFILE`'s, or the default), or why the store is not mapped: a
-    profile that is not there, or that says more than `_PROFILE_KEYS`."""
+    profile that is not there, or that says more than `_PROFILE_KEYS`.
+    Read once per profile and environment (the profile files' contents
+    included): botocore takes 5 ms, a tile server opens arrays often."""
+    return _profile_settings_in(profile, _environment(True))
+
+
+@functools.lru_cache(maxsize=32)
+def _profile_settings_in(profile: str | None, environment: tuple[Any, ...]) -> dict[str, Any] | str:
+    del environment  # The cache's key: the settings depend on it.
     try:
         import botocore.exceptions
         import botocore.session

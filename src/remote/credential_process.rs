@@ -22,11 +22,11 @@
 use std::io::Read;
 use std::process::{Output, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use chrono::DateTime;
 
-use super::refreshing::{FetchedKeys, RefreshingCredentials};
+use super::refreshing::{FetchedKeys, RefreshingCredentials, unix_time};
 
 /// How long a run may take: a tool that hangs (a prompt that cannot be
 /// answered, a network that does not) must not hold every request
@@ -222,19 +222,7 @@ fn parse(stdout: &[u8]) -> Result<FetchedKeys, String> {
             let at = DateTime::parse_from_rfc3339(&time).map_err(|e| {
                 format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
             })?;
-            let seconds = at.timestamp();
-            match u64::try_from(seconds) {
-                // Past what `SystemTime` holds: never, in effect.
-                Ok(after) => {
-                    UNIX_EPOCH.checked_add(Duration::new(after, at.timestamp_subsec_nanos()))
-                }
-                // Before 1970: long expired.
-                Err(_) => Some(
-                    UNIX_EPOCH
-                        .checked_sub(Duration::from_secs(seconds.unsigned_abs()))
-                        .unwrap_or(UNIX_EPOCH),
-                ),
-            }
+            unix_time(at.timestamp() as f64 + f64::from(at.timestamp_subsec_nanos()) * 1e-9)
         }
     };
     Ok(FetchedKeys::new(key_id, secret_key, token, expires))

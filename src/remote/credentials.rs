@@ -363,6 +363,7 @@ enum ProfileFound {
 }
 
 /// What a profile's config section says besides credentials.
+#[derive(Clone)]
 struct ProfileSettings {
     region: Option<String>,
     endpoint: Option<String>,
@@ -496,23 +497,24 @@ fn read_profile() -> Result<ProfileFound, String> {
             unread.join(", ")
         ));
     }
+    // The static keys of one file's section of the profile.
     let keys_in = |found: &Option<(HashMap<String, String>, PathBuf)>| {
         let (section, file) = found.as_ref()?;
         let id = section.get("aws_access_key_id")?;
         let secret = section.get("aws_secret_access_key")?;
         let token = section.get("aws_session_token").cloned();
-        Some((file.clone(), (id.clone(), secret.clone(), token)))
+        Some(ProfileFound::Keys {
+            name: name.clone(),
+            file: file.clone(),
+            keys: (id.clone(), secret.clone(), token),
+            settings: settings.clone(),
+        })
     };
     // The AWS CLI's order: the credentials file's keys, the profile's
     // process (the credentials file's setting over the config file's),
     // the config file's keys.
-    if let Some((file, keys)) = keys_in(&from_credentials) {
-        return Ok(ProfileFound::Keys {
-            name,
-            file,
-            keys,
-            settings,
-        });
+    if let Some(found) = keys_in(&from_credentials) {
+        return Ok(found);
     }
     let process = from_credentials
         .iter()
@@ -529,19 +531,14 @@ fn read_profile() -> Result<ProfileFound, String> {
             ));
         }
         return Ok(ProfileFound::Process {
-            name,
+            name: name.clone(),
             file,
             command,
-            settings,
+            settings: settings.clone(),
         });
     }
-    if let Some((file, keys)) = keys_in(&from_config) {
-        return Ok(ProfileFound::Keys {
-            name,
-            file,
-            keys,
-            settings,
-        });
+    if let Some(found) = keys_in(&from_config) {
+        return Ok(found);
     }
     not_read(format!(
         "profile '{name}' in {files} has no aws_access_key_id and aws_secret_access_key, and no credential_process"

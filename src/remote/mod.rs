@@ -97,7 +97,7 @@ pub use object_store::{
 };
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
-pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials};
+pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials, unix_time};
 
 /// The default of [`RemoteOptions::shard_read_ahead_bytes`]: 1 MiB, the
 /// gap object_store's `get_ranges` fills rather than send another request

@@ -284,7 +284,7 @@ impl AsyncRemoteStore {
             .try_collect()
             .await
             .map_err(|e| self.listing_error(prefix, &e))?;
-        let mut keys = not_markers(&objects, path.as_ref())
+        let mut keys = not_markers(&objects, path.as_ref(), &[])
             .map(|object| self.listed_key(&object.location))
             .collect::<Result<Vec<_>, _>>()?;
         keys.sort();
@@ -827,13 +827,18 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
 /// `objects` listed under `prefix` without the directory markers among
 /// them: empty objects named as a prefix (`g/`, which S3 consoles create
 /// for a "folder", object_store lists as `g`), that is, the listed prefix
-/// itself, or an empty object whose name and `/` begin another's.
+/// itself, or an empty object whose name and `/` begin another's or one
+/// of `prefixes` (the common prefixes of a listing by directory).
 fn not_markers<'a>(
     objects: &'a [ObjectMeta],
     prefix: Option<&'a Path>,
+    prefixes: &'a [Path],
 ) -> impl Iterator<Item = &'a ObjectMeta> {
-    let names: std::collections::BTreeSet<&str> =
-        objects.iter().map(|o| o.location.as_ref()).collect();
+    let names: std::collections::BTreeSet<String> = objects
+        .iter()
+        .map(|o| o.location.to_string())
+        .chain(prefixes.iter().map(|p| format!("{p}/")))
+        .collect();
     objects.iter().filter(move |object| {
         let name: &str = object.location.as_ref();
         let is_prefix = name.is_empty() || prefix.is_some_and(|p| p.as_ref() == name);
@@ -868,11 +873,7 @@ impl AsyncListableStorageTraits for AsyncRemoteStore {
             .list_with_delimiter(path.as_ref())
             .await
             .map_err(|e| self.listing_error(prefix, &e))?;
-        let mut keys = not_markers(&listed.objects, path.as_ref())
-            // A marker of a prefix also listed as one.
-            .filter(|object| {
-                !(object.size == 0 && listed.common_prefixes.contains(&object.location))
-            })
+        let mut keys = not_markers(&listed.objects, path.as_ref(), &listed.common_prefixes)
             .map(|object| self.listed_key(&object.location))
             .collect::<Result<Vec<_>, _>>()?;
         let mut prefixes = listed
@@ -918,22 +919,29 @@ mod tests {
             meta("g/b", 3),
             meta("h", 0),
         ];
-        let all: Vec<&str> = not_markers(&objects, None)
+        let all: Vec<&str> = not_markers(&objects, None, &[])
             .map(|o| o.location.as_ref())
             .collect();
         assert_eq!(all, ["g-x", "g/a/zarr.json", "g/b", "h"]);
         let g = Path::parse("g").unwrap();
         assert_eq!(
-            not_markers(&objects[2..5], Some(&g))
+            not_markers(&objects[2..5], Some(&g), &[])
                 .map(|o| o.location.as_ref())
                 .collect::<Vec<_>>(),
             ["g/a/zarr.json", "g/b"]
         );
         assert_eq!(
-            not_markers(&[meta("g", 0)], Some(&g)).count(),
+            not_markers(&[meta("g", 0)], Some(&g), &[]).count(),
             0,
             "the listed prefix's own marker"
         );
+        // By directory: the marker of a prefix listed as a common prefix.
+        let by_directory = [meta("g", 0), meta("h", 0)];
+        let common = [g.clone()];
+        let kept: Vec<&str> = not_markers(&by_directory, None, &common)
+            .map(|o| o.location.as_ref())
+            .collect();
+        assert_eq!(kept, ["h"]);
     }
 
     #[test]

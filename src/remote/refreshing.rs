@@ -41,6 +41,22 @@ impl FetchedKeys {
     }
 }
 
+/// The time `seconds` after the Unix epoch (before it, if negative), as an
+/// expiry of [`FetchedKeys`]: a time before what `SystemTime` holds (or
+/// NaN) is long past (the epoch), one after it never (`None`).
+#[must_use]
+pub fn unix_time(seconds: f64) -> Option<SystemTime> {
+    let span = Duration::try_from_secs_f64(seconds.abs()).ok();
+    if seconds >= 0.0 {
+        span.and_then(|after| UNIX_EPOCH.checked_add(after))
+    } else {
+        Some(
+            span.and_then(|before| UNIX_EPOCH.checked_sub(before))
+                .unwrap_or(UNIX_EPOCH),
+        )
+    }
+}
+
 /// Keys handed out, as they are kept.
 struct Held {
     credential: Arc<AwsCredential>,
@@ -269,6 +285,23 @@ mod tests {
         // The end of time: nothing is fresh, nothing panics.
         let last = UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2);
         assert!(!held(Some(now)).fresh(last));
+    }
+
+    #[test]
+    fn unix_times() {
+        assert_eq!(unix_time(0.0), Some(UNIX_EPOCH));
+        assert_eq!(
+            unix_time(1.5),
+            Some(UNIX_EPOCH + Duration::from_millis(1500))
+        );
+        assert_eq!(
+            unix_time(-86400.0),
+            Some(UNIX_EPOCH - Duration::from_secs(86400))
+        );
+        assert_eq!(unix_time(f64::INFINITY), None);
+        assert_eq!(unix_time(f64::NEG_INFINITY), Some(UNIX_EPOCH));
+        // No time at all: as good as expired (the keys are refused).
+        assert_eq!(unix_time(f64::NAN), Some(UNIX_EPOCH));
     }
 
     #[test]

@@ -341,9 +341,10 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
         return env
     profile = options.get("profile")
     profile = None if profile is None else str(profile)
+    environment = _environment(True)
     # The profile s3fs's botocore session reads (named, or the default):
     # all it says must be about keys or the region.
-    scoped = _profile_settings(profile)
+    scoped = _profile_settings(profile, environment)
     if isinstance(scoped, str):
         return scoped
     config: dict[str, str] = {}
@@ -376,7 +377,7 @@ def _s3fs(store: object, fs: object) -> RemoteSource | str | None:
         # Keys in the environment the remote layer reads as botocore does,
         # unless a profile is named (botocore then passes them over).
         if "access_key_id" not in config and (profile is not None or not in_environment):
-            provider = _botocore_credentials(profile)
+            provider = _botocore_credentials(profile, environment)
     # Said either way, so that AWS_SKIP_SIGNATURE cannot decide it.
     config["skip_signature"] = "true" if anonymous else "false"
     path = str(getattr(store, "path", ""))
@@ -446,8 +447,12 @@ _BOTOCORE: weakref.WeakValueDictionary[tuple[Any, ...], _BotocoreCredentials] = 
 _BOTOCORE_LOCK = threading.Lock()
 
 
-def _botocore_credentials(profile: str | None) -> _BotocoreCredentials:
-    key = (profile, _environment(True))
+def _botocore_credentials(
+    profile: str | None, environment: tuple[Any, ...] | None = None
+) -> _BotocoreCredentials:
+    """The provider for `profile` in `environment` (`_environment(True)`,
+    now if not given: unpickling)."""
+    key = (profile, _environment(True) if environment is None else environment)
     with _BOTOCORE_LOCK:
         found = _BOTOCORE.get(key)
         if found is None:
@@ -494,17 +499,14 @@ _PROFILE_KEYS = frozenset(
 )
 
 
-def _profile_settings(profile: str | None) -> dict[str, Any] | str:
-    """The settings of the profile botocore reads for s3fs (`profile`, or
-    `AWS_PROFILE`'s, or the default), or why the store is not mapped: a
-    profile that is not there, or that says more than `_PROFILE_KEYS`.
-    Read once per profile and environment (the profile files' contents
-    included): botocore takes 5 ms, a tile server opens arrays often."""
-    return _profile_settings_in(profile, _environment(True))
-
-
 @functools.lru_cache(maxsize=32)
-def _profile_settings_in(profile: str | None, environment: tuple[Any, ...]) -> dict[str, Any] | str:
+def _profile_settings(profile: str | None, environment: tuple[Any, ...]) -> dict[str, Any] | str:
+    """The settings of the profile botocore reads for s3fs (`profile`, or
+    `AWS_PROFILE`'s, or the default) in `environment` (`_environment(True)`,
+    the profile files' contents included, which keys the cache: botocore
+    takes 5 ms, a tile server opens arrays often), or why the store is not
+    mapped: a profile that is not there, or that says more than
+    `_PROFILE_KEYS`."""
     del environment  # The cache's key: the settings depend on it.
     try:
         import botocore.exceptions

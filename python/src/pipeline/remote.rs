@@ -13,13 +13,13 @@
 //! settings and environment).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zarrs_extension_codecs::remote::{
-    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore,
+    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore, unix_time,
 };
 
 /// How long the keys of a Python credential provider are kept at most.
@@ -143,7 +143,7 @@ fn keys_of(provider: &Bound<'_, PyAny>) -> Result<FetchedKeys, String> {
                 .call_method0("timestamp")
                 .and_then(|t| t.extract::<f64>());
             match (aware, seconds) {
-                (true, Ok(seconds)) => at(seconds),
+                (true, Ok(seconds)) => unix_time(seconds),
                 _ => {
                     return Err(
                         "returned an expires_at that is not a datetime with a time zone".into(),
@@ -153,21 +153,4 @@ fn keys_of(provider: &Bound<'_, PyAny>) -> Result<FetchedKeys, String> {
         }
     };
     Ok(FetchedKeys::new(key_id, secret_key, token, expires))
-}
-
-/// `seconds` from the Unix epoch; a time out of `SystemTime`'s range is
-/// long past (before it) or never (`None`, after it).
-fn at(seconds: f64) -> Option<SystemTime> {
-    if seconds >= 0.0 {
-        Duration::try_from_secs_f64(seconds)
-            .ok()
-            .and_then(|after| UNIX_EPOCH.checked_add(after))
-    } else {
-        Some(
-            Duration::try_from_secs_f64(-seconds)
-                .ok()
-                .and_then(|before| UNIX_EPOCH.checked_sub(before))
-                .unwrap_or(UNIX_EPOCH),
-        )
-    }
 }

@@ -11,6 +11,7 @@ use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 use super::counting::{Counters, CountingStore};
 use super::credentials::{Decided, InstanceOrUnsigned, Signing};
 use super::redact::{Redactor, redact_url};
+use super::transport::{Redirects, Transport};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
 
@@ -46,6 +47,13 @@ fn split_query(url: &str) -> (&str, Option<&str>) {
         Some((base, query)) => (base.trim_end_matches('/'), Some(query)),
         None => (without_fragment.trim_end_matches('/'), None),
     }
+}
+
+/// Whether an `http(s)://` URL names a user (and maybe a password).
+fn has_user_info(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    authority.contains('@')
 }
 
 pub(super) fn object_store(
@@ -88,9 +96,19 @@ pub(super) fn object_store(
             Some(query) => format!("{base}?{query}"),
             None => base.to_string(),
         };
+        // Nothing secret in the URL: a redirect to a CDN may be followed.
+        let redirects = if query.is_some() || has_user_info(base) {
+            Redirects::SameOrigin
+        } else {
+            Redirects::AnyHost
+        };
         let store = HttpBuilder::new()
             .with_url(joined)
             .with_client_options(client)
+            .with_http_connector(Transport {
+                redirects,
+                max_object_bytes: options.max_object_bytes,
+            })
             .with_retry(retry)
             .build()
             .map_err(configuration(&redactor))?;
@@ -122,6 +140,12 @@ pub(super) fn object_store(
         })?;
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
+        // Signed requests (or a session token) never follow a redirect to
+        // another host; the credential look-ups go through it too.
+        .with_http_connector(Transport {
+            redirects: Redirects::SameOrigin,
+            max_object_bytes: options.max_object_bytes,
+        })
         .with_retry(retry)
         .with_config(
             AmazonS3ConfigKey::Client(object_store::ClientConfigKey::Timeout),

@@ -7,8 +7,8 @@
 //! through the same store, says `index_location: "start"` (an inner chunk
 //! at the start of a shard whose index is at the end is read the same way,
 //! and must not be kept: it would be served without a request, so without
-//! a check of its version); from a response that gave a version (an ETag,
-//! else Last-Modified with the size). The store makes every later ranged
+//! a check of its version); from a response that gave a version (a strong
+//! ETag: [`has_version`]). The store makes every later ranged
 //! read of that key conditional on the version (see
 //! [`AsyncRemoteStore`](super::AsyncRemoteStore)), so an index kept from
 //! an older version is never paired with chunks of a newer one.
@@ -36,10 +36,14 @@ use object_store::ObjectMeta;
 use zarrs::storage::Bytes;
 use zarrs::storage::byte_range::ByteRange;
 
-/// Whether `meta` carries a version: an ETag, or a Last-Modified time
-/// (object_store gives the Unix epoch when the header is missing).
+/// Whether `meta` carries a version that can be kept: a strong ETag.
+/// A weak ETag (`W/"..."`) or Last-Modified alone is no version here:
+/// servers build them from the modification time (in seconds) and the
+/// size, so a rewrite of the same size within a second keeps them, and an
+/// index kept by them would be paired with the new bytes (wrong values, no
+/// error); and `If-Match` never matches a weak ETag (RFC 9110 13.1.1).
 pub(crate) fn has_version(meta: &ObjectMeta) -> bool {
-    meta.e_tag.is_some() || meta.last_modified.timestamp_nanos_opt() != Some(0)
+    meta.e_tag.as_ref().is_some_and(|e| !e.starts_with("W/"))
 }
 
 /// Whether two responses show the same version of an object: the same

@@ -43,9 +43,10 @@
 //!
 //! Shard indexes are kept (up to [`RemoteOptions::shard_index_cache_bytes`],
 //! 64 MiB by default), so a window of a shard seen before costs its inner
-//! chunks' requests only. Each keeps the version (ETag, else
-//! Last-Modified) of its shard, and later reads of the shard
-//! are conditional on it. A shard rewritten while the store is open fails
+//! chunks' requests only. Each keeps the version (a strong ETag; a server
+//! that gives only a weak one or Last-Modified gets nothing kept) of its
+//! shard, and later reads of the shard are conditional on it. A shard
+//! deleted meanwhile reads as the fill value. A shard rewritten while the store is open fails
 //! the read that finds it with an error containing "the object changed
 //! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
@@ -74,6 +75,7 @@ mod read_ahead;
 mod reader;
 mod redact;
 mod refreshing;
+mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +100,7 @@ pub use object_store::{
 pub use reader::AsyncRemoteStore;
 pub use redact::redact_url;
 pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials, unix_time};
+pub use transport::{ERROR_BODY_BYTES, MAX_REDIRECTS};
 
 /// The default of [`RemoteOptions::shard_read_ahead_bytes`]: 1 MiB, the
 /// gap object_store's `get_ranges` fills rather than send another request
@@ -144,11 +147,11 @@ pub struct RemoteOptions {
     pub s3_config: Vec<(String, String)>,
     /// Bytes of shard indexes kept (default 64 MiB; 0 keeps none), so
     /// that a window of a shard seen before costs its inner chunks only.
-    /// An index is kept with the version (ETag, else Last-Modified) of the
+    /// An index is kept with the version (a strong ETag) of the
     /// object it came from, and later reads of the shard are conditional on
     /// it: a shard rewritten while the store is open is read anew, never
-    /// with its old index. A server that gives no version gets nothing
-    /// kept; an index larger than the limit is not kept.
+    /// with its old index; a shard deleted meanwhile reads as the fill
+    /// value. A server that gives no strong ETag gets nothing kept; an index larger than the limit is not kept.
     pub shard_index_cache_bytes: usize,
     /// Bytes read with a shard's index when it is not kept (default
     /// [`DEFAULT_SHARD_READ_AHEAD_BYTES`], 1 MiB; 0 reads the index alone):
@@ -179,7 +182,25 @@ pub struct RemoteOptions {
     /// stale: a later read of the shard reads or checks the index again, as
     /// without it. Set it to 0 for metered transfer.
     pub shard_read_ahead_bytes: u64,
+    /// The most bytes one response may carry when no range was asked for
+    /// (a whole chunk, a listing page, a credential answer), default
+    /// [`DEFAULT_MAX_OBJECT_BYTES`] (2 GiB): a longer body fails its
+    /// request. A ranged response may carry no more than its range. No
+    /// buffer is ever sized by the length a server announces.
+    pub max_object_bytes: u64,
+    /// The most bytes of a metadata document (`zarr.json`, `.zarray`,
+    /// `.zattrs`, `.zgroup`, `.zmetadata`), default
+    /// [`DEFAULT_MAX_METADATA_BYTES`] (64 MiB): a longer one is an error
+    /// naming its key.
+    pub max_metadata_bytes: u64,
 }
+
+/// The default of [`RemoteOptions::max_object_bytes`]: 2 GiB, the largest
+/// chunk numcodecs' blosc writes.
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 2 << 30;
+
+/// The default of [`RemoteOptions::max_metadata_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_METADATA_BYTES: u64 = 64 << 20;
 
 impl RemoteOptions {
     /// These options with the S3 setting `name` (as object_store spells
@@ -217,6 +238,8 @@ impl std::fmt::Debug for RemoteOptions {
             .field("s3_config", &s3_config)
             .field("shard_index_cache_bytes", &self.shard_index_cache_bytes)
             .field("shard_read_ahead_bytes", &self.shard_read_ahead_bytes)
+            .field("max_object_bytes", &self.max_object_bytes)
+            .field("max_metadata_bytes", &self.max_metadata_bytes)
             .finish()
     }
 }
@@ -233,6 +256,8 @@ impl Default for RemoteOptions {
             s3_config: Vec::new(),
             shard_index_cache_bytes: 64 << 20,
             shard_read_ahead_bytes: DEFAULT_SHARD_READ_AHEAD_BYTES,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
         }
     }
 }

@@ -18,14 +18,24 @@
 //! Shard indexes are kept ([`IndexCache`], on by default, within
 //! [`RemoteOptions::shard_index_cache_bytes`]), so that a window of a shard
 //! seen before costs its inner chunks only. Each kept index keeps the
-//! version (ETag, else Last-Modified and size) of the response that carried
-//! it, and every later ranged read of that key is conditional on it
-//! (`If-Match`, else `If-Unmodified-Since`; a weak ETag, which `If-Match`
-//! never matches, goes by `If-Unmodified-Since` too) and checked against
-//! the version the response shows. A changed object (412, or another version) drops
-//! the key's index and fails the read with [`OBJECT_CHANGED`] in its
-//! message, on which the crate's read path reads once more (and then reads
-//! the new index). A server that gives no version gets nothing kept.
+//! version of the response that carried it, a strong ETag (a weak one or
+//! Last-Modified alone is no version: servers make them of the
+//! modification time in seconds and the size, which a rewrite can keep),
+//! and every later ranged read of that key is conditional on it
+//! (`If-Match`) and checked against the version the response shows. A
+//! changed object (412, or another version) drops the key's index and
+//! fails the read with [`OBJECT_CHANGED`] in its message, on which the
+//! crate's read path reads once more (and then reads the new index). A
+//! deleted object (404, which S3 answers even with `If-Match`; or a 412
+//! that a `HEAD` finds is a 404) drops it too and reads as absent: a shard
+//! zarr-python deleted because it became all fill value reads as the fill
+//! value. A server that gives no strong ETag gets nothing kept.
+//!
+//! Every body is read as it arrives, bounded by what was asked for (a
+//! range's length; [`RemoteOptions::max_metadata_bytes`] for a metadata
+//! document, [`RemoteOptions::max_object_bytes`] for another whole
+//! object), never into a buffer sized by the length a server announces
+//! (the transport bounds them too: `transport.rs`).
 //!
 //! A call that asks for several ranges takes the key's kept version and
 //! ranges at once ([`IndexCache::snapshot`]): its requests are conditional
@@ -96,6 +106,10 @@ pub struct AsyncRemoteStore {
     read_ahead: u64,
     /// Shards read whole with their index, until the next call on their key.
     held: Mutex<ReadAhead>,
+    /// [`RemoteOptions::max_object_bytes`].
+    max_object_bytes: u64,
+    /// [`RemoteOptions::max_metadata_bytes`].
+    max_metadata_bytes: u64,
 }
 
 /// Why a read that may be conditional failed.
@@ -104,9 +118,76 @@ enum Fetch {
     Store(object_store::Error),
     /// The object is not the version a kept index came from: how it shows.
     Changed(String),
-    /// The body is not as long as the range the response said it holds:
-    /// how.
+    /// The object is gone (deleted since its index was read: zarr-python
+    /// deletes a shard that becomes all fill value): it reads as absent.
+    Gone,
+    /// The body is not what the response said it holds (shorter, or
+    /// longer than asked for): how.
     Short(String),
+}
+
+/// The most bytes set aside for a body before they arrive: an honest
+/// response of this size or less gets one buffer of its exact length; the
+/// length a response announces is never trusted past this.
+const PREALLOCATE_AT_MOST: u64 = 64 << 20;
+
+/// The body of `result`, which may carry at most `limit` bytes: read as it
+/// arrives, into a buffer sized by the length the response announces only
+/// up to [`PREALLOCATE_AT_MOST`] (a server announcing 2^50 bytes would
+/// otherwise make the allocation fail, which aborts the process).
+async fn collect_body(result: object_store::GetResult, limit: u64) -> Result<Bytes, Fetch> {
+    let announced = result.range.end.saturating_sub(result.range.start);
+    let mut stream = result.into_stream();
+    let too_long = |n: u64| {
+        Fetch::Short(format!(
+            "the response carried more than the {limit} bytes it may ({n} so far)"
+        ))
+    };
+    let Some(first) = stream.next().await.transpose().map_err(Fetch::Store)? else {
+        return Ok(Bytes::new());
+    };
+    if first.len() as u64 > limit {
+        return Err(too_long(first.len() as u64));
+    }
+    let Some(second) = stream.next().await.transpose().map_err(Fetch::Store)? else {
+        // The whole body in one piece: no copy.
+        return Ok(first);
+    };
+    let capacity = announced.min(limit).min(PREALLOCATE_AT_MOST);
+    let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+    for piece in [first, second] {
+        body.extend_from_slice(&piece);
+    }
+    while let Some(piece) = stream.next().await.transpose().map_err(Fetch::Store)? {
+        let total = body.len() as u64 + piece.len() as u64;
+        if total > limit {
+            return Err(too_long(total));
+        }
+        body.extend_from_slice(&piece);
+    }
+    if body.len() as u64 > limit {
+        return Err(too_long(body.len() as u64));
+    }
+    Ok(Bytes::from(body))
+}
+
+/// Whether `key` names a metadata document (capped by
+/// [`RemoteOptions::max_metadata_bytes`]).
+fn is_metadata(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    matches!(
+        name,
+        "zarr.json" | ".zarray" | ".zattrs" | ".zgroup" | ".zmetadata"
+    )
+}
+
+/// The most bytes a response to `range` may carry.
+fn range_limit(range: &GetRange, max_object_bytes: u64) -> u64 {
+    match range {
+        GetRange::Bounded(r) => r.end.saturating_sub(r.start),
+        GetRange::Suffix(n) => *n,
+        GetRange::Offset(_) => max_object_bytes,
+    }
 }
 
 /// A version as messages show it.
@@ -158,6 +239,8 @@ impl AsyncRemoteStore {
                 .then(|| Mutex::new(IndexCache::new(options.shard_index_cache_bytes))),
             read_ahead: options.shard_read_ahead_bytes,
             held: Mutex::new(ReadAhead::new(options.shard_index_cache_bytes)),
+            max_object_bytes: options.max_object_bytes,
+            max_metadata_bytes: options.max_metadata_bytes,
         })
     }
 
@@ -352,24 +435,23 @@ impl AsyncRemoteStore {
         range: GetRange,
         known: Option<&ObjectMeta>,
     ) -> Result<(Bytes, ObjectMeta, Range<u64>), Fetch> {
+        let limit = range_limit(&range, self.max_object_bytes);
         let mut options = GetOptions::new().with_range(Some(range));
-        if let Some(known) = known {
-            options = match &known.e_tag {
-                // If-Match compares ETags strongly (RFC 9110 13.1.1): a
-                // weak one never matches, so it would fail every read.
-                Some(e_tag) if !e_tag.starts_with("W/") => {
-                    options.with_if_match(Some(e_tag.clone()))
-                }
-                _ if known.last_modified.timestamp_nanos_opt() != Some(0) => {
-                    options.with_if_unmodified_since(Some(known.last_modified))
-                }
-                // A weak ETag alone: checked on the response below.
-                _ => options,
-            };
+        // Only strong ETags are versions here (`has_version`): If-Match
+        // compares strongly (RFC 9110 13.1.1), and the response's ETag is
+        // checked below as well.
+        if let Some(e_tag) = known.and_then(|known| known.e_tag.clone()) {
+            options = options.with_if_match(Some(e_tag));
         }
         let result = match self.store.get_opts(path, options).await {
             Ok(result) => result,
             Err(object_store::Error::Precondition { .. }) => {
+                // RFC 9110 answers a missing object 404 even with If-Match,
+                // but some servers answer 412: a deleted shard is absent
+                // (its fill value), not a changed one.
+                if let Err(object_store::Error::NotFound { .. }) = self.store.head(path).await {
+                    return Err(Fetch::Gone);
+                }
                 let known = known.map(shown_version).unwrap_or_default();
                 return Err(Fetch::Changed(format!(
                     "the server refused a read on condition of the version its shard index came from ({known})"
@@ -391,7 +473,7 @@ impl AsyncRemoteStore {
         // for, not that its body is that long: a body cut short (a
         // connection closed early) would be taken for the object's bytes.
         let got = result.range.clone();
-        let bytes = result.bytes().await.map_err(Fetch::Store)?;
+        let bytes = collect_body(result, limit).await?;
         if bytes.len() as u64 != got.end - got.start {
             return Err(Fetch::Short(format!(
                 "the response said it holds bytes {}..{} of {} and carried {} bytes (truncated?)",
@@ -431,13 +513,17 @@ impl AsyncRemoteStore {
     /// object also drops its kept index. `None` for a missing object.
     fn fetch_error(&self, key: &StoreKey, error: Fetch) -> Option<StorageError> {
         match error {
-            Fetch::Store(object_store::Error::NotFound { .. }) => None,
+            // Deleted (S3 answers 404 even to a conditional read): what
+            // was kept of it must go, or every later read would pair its
+            // old index with an object that is not there.
+            Fetch::Store(object_store::Error::NotFound { .. }) | Fetch::Gone => {
+                self.forget(key);
+                None
+            }
             Fetch::Store(error) => Some(self.error(key, &error)),
             Fetch::Short(how) => Some(StorageError::Other(format!("{}: {how}", self.key_url(key)))),
             Fetch::Changed(how) => {
-                if let Some(mut indexes) = self.indexes() {
-                    indexes.remove(key.as_str());
-                }
+                self.forget(key);
                 Some(StorageError::Other(format!(
                     "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one (if this repeats for objects that do not change, the server gives one object several versions, as servers behind a load balancer can: set RemoteOptions::shard_index_cache_bytes to 0)",
                     self.key_url(key),
@@ -445,6 +531,14 @@ impl AsyncRemoteStore {
                 )))
             }
         }
+    }
+
+    /// Drop what is kept of `key`: its index and version, bytes held.
+    fn forget(&self, key: &StoreKey) {
+        if let Some(mut indexes) = self.indexes() {
+            indexes.remove(key.as_str());
+        }
+        self.take_held(key);
     }
 
     /// A shard index: from the cache, or read alone and kept.
@@ -646,6 +740,11 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
     async fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
         self.take_held(key);
         let path = self.object_path(key)?;
+        let limit = if is_metadata(key.as_str()) {
+            self.max_metadata_bytes.min(self.max_object_bytes)
+        } else {
+            self.max_object_bytes
+        };
         let result = match self.store.get(&path).await {
             Ok(result) => {
                 // A whole object read of another version than a kept index.
@@ -656,17 +755,22 @@ impl AsyncReadableStorageTraits for AsyncRemoteStore {
                 {
                     indexes.remove(key.as_str());
                 }
-                result.bytes().await
+                collect_body(result, limit).await
             }
-            Err(error) => Err(error),
+            Err(error) => Err(Fetch::Store(error)),
         };
         match result {
             Ok(bytes) => {
                 self.note_metadata(key.as_str(), &bytes);
                 Ok(Some(bytes))
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(error) => Err(self.error(key, &error)),
+            Err(Fetch::Short(how)) if is_metadata(key.as_str()) => {
+                Err(StorageError::Other(format!(
+                    "{}: {how}: a metadata document larger than RemoteOptions::max_metadata_bytes ({limit})",
+                    self.key_url(key)
+                )))
+            }
+            Err(error) => self.fetch_error(key, error).map_or(Ok(None), Err),
         }
     }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -44,12 +44,27 @@ pub enum Misbehaviour {
     /// Answer a range that covers the whole file with `200` and the file,
     /// as RFC 9110 allows (actix-files does so).
     WholeAs200,
+    /// Send the right status and body (in two pieces), with
+    /// `Content-Length: 2^50`, then close the connection: a length no
+    /// buffer can be sized by.
+    LyingLength,
+    /// Answer a range with its `Content-Range` and a body far longer (1 GiB
+    /// announced, sent until the client stops reading).
+    LongBody,
+    /// Answer `403` with a 1 GiB body, sent until the client stops reading.
+    HugeErrorBody,
+    /// Answer `200` with a body that never ends (chunked, no length).
+    EndlessBody,
+    /// Answer `307` to the same path at this port of 127.0.0.1 (another
+    /// origin).
+    RedirectTo(u16),
 }
 
 /// A running server; dropping it stops it.
 pub struct HttpServer {
     address: SocketAddr,
     counts: Counts,
+    requests: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -57,23 +72,42 @@ pub struct HttpServer {
 impl HttpServer {
     /// Serve the files under `root` on a free port of 127.0.0.1.
     pub fn serve(root: &Path) -> std::io::Result<Self> {
-        Self::start(root, None)
+        Self::start(root, None, false)
     }
 
     /// Serve the files under `root`, answering requests for chunk keys
     /// (paths holding `/c/`) as `misbehaviour` says.
     pub fn serve_misbehaving(root: &Path, misbehaviour: Misbehaviour) -> std::io::Result<Self> {
-        Self::start(root, Some(misbehaviour))
+        Self::start(root, Some(misbehaviour), false)
     }
 
-    fn start(root: &Path, misbehaviour: Option<Misbehaviour>) -> std::io::Result<Self> {
+    /// Serve the files under `root`, answering every request (metadata
+    /// too) as `misbehaviour` says.
+    pub fn serve_misbehaving_everywhere(
+        root: &Path,
+        misbehaviour: Misbehaviour,
+    ) -> std::io::Result<Self> {
+        Self::start(root, Some(misbehaviour), true)
+    }
+
+    /// Requests received so far (all paths).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    fn start(
+        root: &Path,
+        misbehaviour: Option<Misbehaviour>,
+        everywhere: bool,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let address = listener.local_addr()?;
         let root = root.canonicalize()?;
         let counts = Counts::default();
         let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(AtomicU64::new(0));
         let accept = {
-            let (counts, stop) = (counts.clone(), stop.clone());
+            let (counts, stop, requests) = (counts.clone(), stop.clone(), requests.clone());
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -81,9 +115,17 @@ impl HttpServer {
                     }
                     let Ok(stream) = stream else { continue };
                     let (root, counts) = (root.clone(), counts.clone());
+                    let requests = requests.clone();
                     std::thread::spawn(move || {
+                        let served = Served {
+                            root: &root,
+                            counts: &counts,
+                            requests: &requests,
+                            misbehaviour,
+                            everywhere,
+                        };
                         // A broken or idle connection just ends.
-                        let _ = serve_connection(stream, &root, &counts, misbehaviour);
+                        let _ = serve_connection(stream, &served);
                     });
                 }
             })
@@ -91,6 +133,7 @@ impl HttpServer {
         Ok(Self {
             address,
             counts,
+            requests,
             stop,
             accept: Some(accept),
         })
@@ -128,14 +171,19 @@ impl Drop for HttpServer {
     }
 }
 
+/// What a connection serves, and how.
+struct Served<'a> {
+    root: &'a Path,
+    counts: &'a Counts,
+    requests: &'a AtomicU64,
+    misbehaviour: Option<Misbehaviour>,
+    /// The misbehaviour for every path, not chunk keys only.
+    everywhere: bool,
+}
+
 /// Answer the requests of one keep-alive connection until it closes or
 /// stays idle for [`IDLE_TIMEOUT`].
-fn serve_connection(
-    stream: TcpStream,
-    root: &Path,
-    counts: &Counts,
-    misbehaviour: Option<Misbehaviour>,
-) -> std::io::Result<()> {
+fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(IDLE_TIMEOUT))?;
     // Responses are written whole; waiting to coalesce them only adds latency.
     stream.set_nodelay(true)?;
@@ -163,16 +211,28 @@ fn serve_connection(
                 range = Some(value.trim().to_string());
             }
         }
+        served.requests.fetch_add(1, Ordering::SeqCst);
         let mut parts = request_line.split_whitespace();
         let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        let misbehaviour = misbehaviour.filter(|_| target.contains("/c/"));
+        let misbehaviour = served
+            .misbehaviour
+            .filter(|_| served.everywhere || target.contains("/c/"));
+        if let Some(
+            hostile @ (Misbehaviour::LongBody
+            | Misbehaviour::HugeErrorBody
+            | Misbehaviour::EndlessBody
+            | Misbehaviour::RedirectTo(_)),
+        ) = misbehaviour
+        {
+            return respond_hostile(&mut writer, hostile, target, range.as_deref(), served.root);
+        }
         respond(
             &mut writer,
             method,
             target,
             range.as_deref(),
-            root,
-            counts,
+            served.root,
+            served.counts,
             misbehaviour,
         )?;
     }
@@ -235,10 +295,88 @@ fn respond(
         let _ = writer.shutdown(std::net::Shutdown::Both);
         return Err(std::io::Error::other("dropped mid-body on purpose"));
     }
+    if misbehaviour == Some(Misbehaviour::LyingLength) && !head {
+        let text = head_text(status, &headers, body.len()).replace(
+            &format!("Content-Length: {}\r\n", body.len()),
+            "Content-Length: 1125899906842624\r\n",
+        );
+        writer.write_all(text.as_bytes())?;
+        // In two pieces: a client that sizes a buffer by the length does so
+        // when a second piece comes.
+        let half = body.len() / 2;
+        writer.write_all(&body[..half])?;
+        writer.flush()?;
+        std::thread::sleep(Duration::from_millis(20));
+        writer.write_all(&body[half..])?;
+        writer.flush()?;
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+        return Err(std::io::Error::other("a lying length on purpose"));
+    }
     if misbehaviour == Some(Misbehaviour::ShortBody) && content_range.is_some() {
         return write_response(writer, status, &headers, &body[..body.len() / 2], head);
     }
     write_response(writer, status, &headers, body, head)
+}
+
+/// Answer one request the way a hostile server would (the connection is
+/// closed after it).
+fn respond_hostile(
+    writer: &mut TcpStream,
+    misbehaviour: Misbehaviour,
+    target: &str,
+    range: Option<&str>,
+    root: &Path,
+) -> std::io::Result<()> {
+    const GIB: u64 = 1 << 30;
+    let len = file_under(root, target)
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map_or(0, |m| m.len());
+    let head = match misbehaviour {
+        Misbehaviour::LongBody => {
+            let (start, end) = match range.map(|r| parse_range(r, len)) {
+                Some(RangeRequest::One(start, end)) => (start, end),
+                _ => (0, len.saturating_sub(1)),
+            };
+            format!(
+                "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {start}-{end}/{len}\r\nContent-Length: {GIB}\r\n\r\n"
+            )
+        }
+        Misbehaviour::HugeErrorBody => {
+            format!("HTTP/1.1 403 Forbidden\r\nContent-Length: {GIB}\r\n\r\n")
+        }
+        Misbehaviour::EndlessBody => {
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_string()
+        }
+        Misbehaviour::RedirectTo(port) => {
+            let location = format!("http://127.0.0.1:{port}{target}");
+            let text = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+            );
+            writer.write_all(text.as_bytes())?;
+            return writer.flush();
+        }
+        _ => unreachable!("not a hostile misbehaviour"),
+    };
+    writer.write_all(head.as_bytes())?;
+    // Sent until the client stops reading (a write fails) or, at most,
+    // what the head announced; bounded in time by the write timeout.
+    let piece = vec![b'x'; 64 << 10];
+    let chunked = misbehaviour == Misbehaviour::EndlessBody;
+    let mut sent = 0u64;
+    while sent < GIB * 4 {
+        if chunked {
+            writer.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
+            writer.write_all(&piece)?;
+            writer.write_all(b"\r\n")?;
+        } else {
+            writer.write_all(&piece)?;
+        }
+        sent += piece.len() as u64;
+        if !chunked && sent >= GIB {
+            break;
+        }
+    }
+    writer.flush()
 }
 
 /// The file `target` names under `root`, if it is a file there.

@@ -119,6 +119,9 @@ fn child_reads() {
     if let Ok(anonymous) = std::env::var("CHILD_ANONYMOUS") {
         options.anonymous = Some(anonymous == "true");
     }
+    if std::env::var("CHILD_NO_PROFILES").is_ok() {
+        options.read_profiles = false;
+    }
     // `id:secret`, or `fail`: keys from a provider given in code.
     if let Ok(keys) = std::env::var("CHILD_PROVIDER") {
         let provider = RefreshingCredentials::new("the test's provider", move || {
@@ -838,6 +841,81 @@ fn signed_reads_with_credentials_given_in_code() {
         &[
             "open: ",
             "RemoteOptions::credentials is given, but requests are to be unsigned because RemoteOptions::anonymous is Some(true)",
+        ],
+    );
+}
+
+/// The chain where the AWS CLI's differs from what this crate did before:
+/// `AWS_DEFAULT_PROFILE` names the profile when `AWS_PROFILE` does not; a
+/// profile's region and `endpoint_url` apply when the keys come from the
+/// environment (keys meant for one endpoint never sign requests to
+/// another); a profile's keys do not take an `AWS_SESSION_TOKEN` of the
+/// environment (another identity's); a default profile that uses SSO is an
+/// error at open, not unsigned requests; and with
+/// `RemoteOptions::read_profiles` off (a mapped obstore store) no profile
+/// is read.
+#[test]
+fn the_chain_follows_the_aws_cli() {
+    let (_, id, secret, _) = private();
+    let dir = tempfile::tempdir().unwrap();
+    let (credentials, config) = profile_files(dir.path(), "reader", id, secret);
+    let files = [
+        var("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
+        var("AWS_CONFIG_FILE", config.to_str().unwrap()),
+        var("CHILD_URL", url("private")),
+    ];
+
+    let mut env = files.to_vec();
+    env.push(var("AWS_DEFAULT_PROFILE", "reader"));
+    assert_ok("AWS_DEFAULT_PROFILE", &in_child(&env));
+
+    // Keys from the environment, the endpoint from the profile only.
+    let mut env = files.to_vec();
+    env.extend([
+        var("AWS_PROFILE", "reader"),
+        var("AWS_ACCESS_KEY_ID", id),
+        var("AWS_SECRET_ACCESS_KEY", secret),
+    ]);
+    assert_ok("environment keys, the profile's endpoint", &in_child(&env));
+
+    // The profile's static keys beside a session token of the
+    // environment, which belongs to no key of theirs.
+    let mut env = files.to_vec();
+    env.extend([
+        var("AWS_PROFILE", "reader"),
+        var("AWS_SESSION_TOKEN", "an-unrelated-session-token"),
+    ]);
+    assert_ok("a profile's keys and a stray token", &in_child(&env));
+
+    // A default profile that signs through SSO.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".aws")).unwrap();
+    std::fs::write(
+        home.path().join(".aws/config"),
+        "[default]\nsso_session = corp\nsso_account_id = 123456789012\nregion = us-east-1\n",
+    )
+    .unwrap();
+    let mut env = private_endpoint();
+    env.extend([
+        var("HOME", home.path().to_str().unwrap()),
+        var("CHILD_URL", url("private")),
+    ]);
+    assert_err(
+        "a default profile with SSO",
+        &in_child(&env),
+        &["open: ", "the default profile", "sso_session"],
+    );
+
+    // Profile files not read: unsigned (nothing else found), and said so.
+    let mut env = files.to_vec();
+    env.extend(private_endpoint());
+    env.extend([var("AWS_PROFILE", "reader"), var("CHILD_NO_PROFILES", "1")]);
+    assert_err(
+        "profiles not read",
+        &in_child(&env),
+        &[
+            "403",
+            "profile files not read (RemoteOptions::read_profiles)",
         ],
     );
 }

@@ -67,7 +67,12 @@ pub(super) fn object_store(
             redactor.add(value);
         }
     }
-    for variable in ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+    for variable in [
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SSE_CUSTOMER_KEY_BASE64",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    ] {
         if let Ok(value) = std::env::var(variable) {
             redactor.add(&value);
         }
@@ -166,12 +171,13 @@ pub(super) fn object_store(
     {
         builder = builder.with_allow_http(true);
     }
-    let decided = super::credentials::decide(builder, options).map_err(|message| {
-        RemoteError::Configuration {
-            url: redact_url(url),
-            message: redactor.text(&message),
-        }
-    })?;
+    let decided =
+        super::credentials::decide(builder, options, &mut redactor).map_err(|message| {
+            RemoteError::Configuration {
+                url: redact_url(url),
+                message: redactor.text(&message),
+            }
+        })?;
     let (store, signing): (Arc<dyn ObjectStore>, Signing) = match decided {
         Decided::Builder(builder, signing) => {
             // Keys read from a profile file are secrets too.

@@ -16,11 +16,15 @@
 //!
 //! 1. an access key in `s3_config` or the environment (`AWS_ACCESS_KEY_ID`,
 //!    `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`);
-//! 2. the profile `AWS_PROFILE` (else `default`) of the shared credentials
-//!    file (`AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`) and
-//!    config file (`AWS_CONFIG_FILE`, else `~/.aws/config`): its static
-//!    keys, and its `region` and `endpoint_url` when not set otherwise;
-//! 3. web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`);
+//! 2. web identity from the environment (`AWS_WEB_IDENTITY_TOKEN_FILE` and
+//!    `AWS_ROLE_ARN`), which botocore takes before the shared files;
+//! 3. the profile `AWS_PROFILE` (else `AWS_DEFAULT_PROFILE`, else
+//!    `default`) of the shared credentials file
+//!    (`AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`) and config
+//!    file (`AWS_CONFIG_FILE`, else `~/.aws/config`): its static keys (as
+//!    one credential: a session token of the environment is not attached
+//!    to them) or its `credential_process`; not read at all with
+//!    [`RemoteOptions::read_profiles`] off;
 //! 4. container credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`, or
 //!    `..._FULL_URI` with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`);
 //! 5. the instance metadata service (an EC2 instance role), unless
@@ -30,18 +34,24 @@
 //!    [`INSTANCE_PROBE`]: credentials sign, no answer sends unsigned, so
 //!    a laptop does not wait on timeouts.
 //!
-//! Steps 1, 3, 4 and 5 are object_store's own providers. Profiles are read
+//! The profile's `region` and `endpoint_url` apply where the options and
+//! the environment set none, whichever step gave the keys (keys meant for
+//! one endpoint never sign requests to AWS).
+//!
+//! Steps 1, 2, 4 and 5 are object_store's own providers. Profiles are read
 //! here, in the AWS CLI's order: static keys of the credentials file, then
 //! the profile's `credential_process` (run as
 //! [`credential_process`](super::credential_process) says), then static
 //! keys of the config file. A profile that gets its credentials from SSO
 //! (`sso_session`, `sso_start_url`), an assumed role (`role_arn` with
 //! `source_profile` or `credential_source`) or its own
-//! `web_identity_token_file` is not read. Named by `AWS_PROFILE`, such a
+//! `web_identity_token_file` is not read: named or the default, such a
 //! profile is an error at open that says what to do instead (a profile
 //! whose `credential_process` is `aws configure export-credentials
-//! --profile NAME --format process`, or the keys exported); as the
-//! default profile it is passed over.
+//! --profile NAME --format process`, the keys exported, or unsigned
+//! requests for a public bucket), since the AWS CLI would sign as that
+//! identity and requests signed otherwise would fail with a 403 that hides
+//! why.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,6 +68,7 @@ use object_store::{
 
 use super::RemoteOptions;
 use super::credential_process::{describe, process_credentials};
+use super::redact::Redactor;
 
 /// How long the instance metadata service is given, at a store's first
 /// request, to hand out credentials before requests go unsigned.
@@ -194,6 +205,7 @@ fn explicit_choice(options: &RemoteOptions) -> Result<Option<(bool, String)>, St
 pub(crate) fn decide(
     mut builder: AmazonS3Builder,
     options: &RemoteOptions,
+    redactor: &mut Redactor,
 ) -> Result<Decided, String> {
     let explicit = explicit_choice(options)?;
     // 0. A provider given in code.
@@ -243,27 +255,63 @@ pub(crate) fn decide(
         } else {
             "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
         };
+        // The profile's region and endpoint apply whichever source gave
+        // the keys, as in the AWS CLI: keys meant for another endpoint
+        // must not sign requests to AWS.
+        if options.read_profiles {
+            builder = profile_settings()?.apply(builder);
+        }
         return Ok(Decided::Builder(
             Box::new(builder),
             Signing::Known(signed_sentence(from)),
         ));
     }
-
-    // 2. A profile.
     let mut searched = vec!["no AWS_ACCESS_KEY_ID".to_string()];
-    match read_profile()? {
+
+    // 2. Web identity from the environment (botocore looks at it before
+    // the shared files).
+    if has(&builder, AmazonS3ConfigKey::WebIdentityTokenFile)
+        && has(&builder, AmazonS3ConfigKey::RoleArn)
+    {
+        let from = "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)";
+        if options.read_profiles {
+            builder = profile_settings()?.apply(builder);
+        }
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(from)),
+        ));
+    }
+    searched.push("no web identity".to_string());
+
+    // 3. A profile, unless the store stands for one that never reads them
+    // (an obstore store mapped from Python).
+    let profile = if options.read_profiles {
+        read_profile()?
+    } else {
+        ProfileFound::Nothing("profile files not read (RemoteOptions::read_profiles)".to_string())
+    };
+    match profile {
         ProfileFound::Keys {
             name,
             file,
             keys,
             settings,
         } => {
-            builder = builder
-                .with_access_key_id(keys.0)
-                .with_secret_access_key(keys.1);
-            if let Some(token) = keys.2 {
-                builder = builder.with_token(token);
+            // As one credential: an `AWS_SESSION_TOKEN` of the
+            // environment (another identity's) is not attached to them.
+            redactor.add(&keys.1);
+            if let Some(token) = &keys.2 {
+                redactor.add(token);
             }
+            let credential = object_store::aws::AwsCredential {
+                key_id: keys.0,
+                secret_key: keys.1,
+                token: keys.2,
+            };
+            builder = builder.with_credentials(Arc::new(
+                object_store::StaticCredentialProvider::new(credential),
+            ));
             let from = describe(&name, &file);
             return Ok(Decided::Builder(
                 Box::new(settings.apply(builder)),
@@ -287,16 +335,7 @@ pub(crate) fn decide(
         ProfileFound::Nothing(why) => searched.push(why),
     }
 
-    // 3, 4. object_store's web identity and container providers.
-    if has(&builder, AmazonS3ConfigKey::WebIdentityTokenFile)
-        && has(&builder, AmazonS3ConfigKey::RoleArn)
-    {
-        let from = "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)";
-        return Ok(Decided::Builder(
-            Box::new(builder),
-            Signing::Known(signed_sentence(from)),
-        ));
-    }
+    // 4. object_store's container provider.
     if has(&builder, AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
         || has(&builder, AmazonS3ConfigKey::ContainerCredentialsFullUri)
     {
@@ -306,7 +345,7 @@ pub(crate) fn decide(
             Signing::Known(signed_sentence(from)),
         ));
     }
-    searched.push("no web identity or container credentials".to_string());
+    searched.push("no container credentials".to_string());
 
     // 5. The instance metadata service.
     let metadata_disabled =
@@ -363,7 +402,7 @@ enum ProfileFound {
 }
 
 /// What a profile's config section says besides credentials.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct ProfileSettings {
     region: Option<String>,
     endpoint: Option<String>,
@@ -412,10 +451,72 @@ fn shared_file(variable: &str, name: &str) -> Option<PathBuf> {
 /// The credentials of the profile `AWS_PROFILE` (else `default`): its
 /// static keys or its `credential_process`.
 fn read_profile() -> Result<ProfileFound, String> {
-    let named = env("AWS_PROFILE").filter(|p| !p.is_empty());
-    let name = named.clone().unwrap_or_else(|| "default".to_string());
-    let credentials_file = shared_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-    let config_file = shared_file("AWS_CONFIG_FILE", "config");
+    let (named, name, credentials_file, config_file) = profile_name_and_files();
+    read_named_profile(named, name, credentials_file, config_file)
+}
+
+/// The profile the AWS CLI reads: `AWS_PROFILE`, else
+/// `AWS_DEFAULT_PROFILE` (the older name botocore still reads), else
+/// `default`; as `(variable=value if named, name, credentials file, config
+/// file)`.
+fn profile_name_and_files() -> (Option<String>, String, Option<PathBuf>, Option<PathBuf>) {
+    let named = ["AWS_PROFILE", "AWS_DEFAULT_PROFILE"]
+        .iter()
+        .find_map(|variable| {
+            env(variable)
+                .filter(|p| !p.is_empty())
+                .map(|p| (variable, p))
+        });
+    let name = named
+        .as_ref()
+        .map_or_else(|| "default".to_string(), |(_, p)| p.clone());
+    let named = named.map(|(variable, p)| format!("{variable}={p}"));
+    (
+        named,
+        name,
+        shared_file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+        shared_file("AWS_CONFIG_FILE", "config"),
+    )
+}
+
+/// The region and endpoint of the profile the AWS CLI reads (nothing if
+/// there is no such profile), whatever gives the keys.
+fn profile_settings() -> Result<ProfileSettings, String> {
+    let (_, name, _, config_file) = profile_name_and_files();
+    let Some(file) = config_file else {
+        return Ok(ProfileSettings::default());
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(ProfileSettings::default());
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let section = config_section(&text, &name);
+    Ok(ProfileSettings {
+        region: section.as_ref().and_then(|s| s.get("region").cloned()),
+        endpoint: section.and_then(|s| s.get("endpoint_url").cloned()),
+    })
+}
+
+/// The section of profile `name` in a config file's `text`.
+fn config_section(text: &str, name: &str) -> Option<HashMap<String, String>> {
+    if name == "default" {
+        ini_section(text, "default").or_else(|| ini_section(text, "profile default"))
+    } else {
+        ini_section(text, &format!("profile {name}"))
+    }
+}
+
+/// [`read_profile`] of profile `name` (`named` says by which variable, if
+/// not the default).
+fn read_named_profile(
+    named: Option<String>,
+    name: String,
+    credentials_file: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+) -> Result<ProfileFound, String> {
     let read = |file: &Option<PathBuf>| -> Result<Option<String>, String> {
         let Some(file) = file else { return Ok(None) };
         match std::fs::read_to_string(file) {
@@ -427,19 +528,8 @@ fn read_profile() -> Result<ProfileFound, String> {
     let from_credentials = read(&credentials_file)?
         .and_then(|text| ini_section(&text, &name))
         .map(|s| (s, credentials_file.clone().unwrap_or_default()));
-    let config_section = if name == "default" {
-        "default".to_string()
-    } else {
-        format!("profile {name}")
-    };
     let from_config = read(&config_file)?
-        .and_then(|text| {
-            ini_section(&text, &config_section).or_else(|| {
-                (name == "default")
-                    .then(|| ini_section(&text, "profile default"))
-                    .flatten()
-            })
-        })
+        .and_then(|text| config_section(&text, &name))
         .map(|s| (s, config_file.clone().unwrap_or_default()));
     let looked_in = [&credentials_file, &config_file]
         .iter()
@@ -449,8 +539,8 @@ fn read_profile() -> Result<ProfileFound, String> {
     if from_credentials.is_none() && from_config.is_none() {
         let files = looked_in;
         return match named {
-            Some(name) => Err(format!(
-                "AWS_PROFILE={name}, but there is no profile '{name}' in {files}"
+            Some(named) => Err(format!(
+                "{named}, but there is no profile '{name}' in {files}"
             )),
             None => Ok(ProfileFound::Nothing(format!(
                 "no profile 'default' in {files}"
@@ -475,7 +565,7 @@ fn read_profile() -> Result<ProfileFound, String> {
     // A profile that is not read is an error when named, passed over as
     // the default.
     let not_read = |why: String| match &named {
-        Some(_) => Err(format!("AWS_PROFILE={name}: {why}")),
+        Some(named) => Err(format!("{named}: {why}")),
         None => Ok(ProfileFound::Nothing(why)),
     };
     let unread: Vec<&str> = UNREAD_PROFILE_KEYS
@@ -491,10 +581,19 @@ fn read_profile() -> Result<ProfileFound, String> {
     // The AWS CLI takes an assumed role, SSO and web identity before keys
     // and processes: the identity such a profile signs as is not one this
     // crate can get (`source_profile` alone decides nothing).
+    // Named or the default, it is an error at open: the AWS CLI would sign
+    // as that identity, and unsigned requests (or another identity's)
+    // would fail later with a 403 that hides why.
     if unread.iter().any(|key| *key != "source_profile") {
-        return not_read(format!(
-            "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (it reads static keys and credential_process): use a profile with `credential_process = aws configure export-credentials --profile {name} --format process`, or export the keys (`aws configure export-credentials --profile {name} --format env`)",
-            unread.join(", ")
+        let who = named
+            .clone()
+            .unwrap_or_else(|| "the default profile".to_string());
+        return Err(format!(
+            "{who}: {}",
+            format!(
+                "profile '{name}' in {files} gets its credentials through {}, which this crate does not read (it reads static keys and credential_process): use a profile with `credential_process = aws configure export-credentials --profile {name} --format process`, or export the keys (`aws configure export-credentials --profile {name} --format env`)",
+                unread.join(", ")
+            ) + "; for a public bucket, set RemoteOptions::anonymous = Some(true) or AWS_SKIP_SIGNATURE=true"
         ));
     }
     // The static keys of one file's section of the profile.

@@ -193,6 +193,13 @@ pub struct RemoteOptions {
     /// [`DEFAULT_MAX_METADATA_BYTES`] (64 MiB): a longer one is an error
     /// naming its key.
     pub max_metadata_bytes: u64,
+    /// `s3://` only: whether credentials, region and endpoint may come from
+    /// the AWS profile files (`AWS_PROFILE`, `~/.aws/credentials`,
+    /// `~/.aws/config`), as the AWS CLI reads them. Default `true`. The
+    /// Python pipeline sets it to `false` for a store that stands for an
+    /// obstore `S3Store`, which never reads those files: the mapped store
+    /// signs as the original would.
+    pub read_profiles: bool,
 }
 
 /// The default of [`RemoteOptions::max_object_bytes`]: 2 GiB, the largest
@@ -240,6 +247,7 @@ impl std::fmt::Debug for RemoteOptions {
             .field("shard_read_ahead_bytes", &self.shard_read_ahead_bytes)
             .field("max_object_bytes", &self.max_object_bytes)
             .field("max_metadata_bytes", &self.max_metadata_bytes)
+            .field("read_profiles", &self.read_profiles)
             .finish()
     }
 }
@@ -258,6 +266,7 @@ impl Default for RemoteOptions {
             shard_read_ahead_bytes: DEFAULT_SHARD_READ_AHEAD_BYTES,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
+            read_profiles: true,
         }
     }
 }

@@ -27,7 +27,9 @@ use http_server::{HttpServer, Misbehaviour};
 use servers::fixtures_root;
 use zarrs::array::{Array, ArrayBytes, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
-use zarrs_extension_codecs::remote::{AsyncRemoteStore, RemoteOptions, RemoteStore};
+use zarrs_extension_codecs::remote::{
+    AsyncRemoteStore, FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore,
+};
 use zarrs_extension_codecs::{ArrayReadExt, AsyncArrayReadExt};
 
 /// A sharded store written by zarr-python (the bad-input tests' one).
@@ -257,4 +259,46 @@ fn redirects_to_another_host_carry_no_credentials() {
         "values differ through a followed redirect"
     );
     assert!(target.requests() > 0);
+}
+
+/// S3's refusal of a signature echoes the canonical request, session token
+/// included, as text and as hex bytes: neither form shows in the error,
+/// for a token given in `s3_config` and one fetched from a provider given
+/// in code (registered as it is fetched).
+#[test]
+fn echoed_session_tokens_show_in_no_form() {
+    let dir = served_dir();
+    let server =
+        HttpServer::serve_misbehaving_everywhere(dir.path(), Misbehaviour::EchoSignature).unwrap();
+    let url = format!("s3://{BUCKET}/store.zarr");
+    let from_config = s3_options(&server.url());
+    let mut from_provider = options()
+        .with_s3_config("aws_endpoint_url", &server.url())
+        .with_s3_config("aws_region", "us-east-1");
+    from_provider.credentials = Some(Arc::new(RefreshingCredentials::new(
+        "the test's provider",
+        || {
+            Ok(FetchedKeys::new(
+                "AKIAPROVIDED",
+                "provided-secret-key",
+                Some("provided-session-token".to_string()),
+                None,
+            ))
+        },
+    )));
+    for (what, options, token) in [
+        ("s3_config", from_config, "hostile-test-session-token"),
+        ("a provider", from_provider, "provided-session-token"),
+    ] {
+        let store = RemoteStore::open(&url, &options).unwrap();
+        let error = Array::open(Arc::new(store), "/")
+            .err()
+            .unwrap_or_else(|| panic!("{what}: opened"))
+            .to_string();
+        assert!(error.contains("SignatureDoesNotMatch"), "{what}: {error}");
+        let hex: Vec<String> = token.bytes().map(|b| format!("{b:02x}")).collect();
+        for form in [token.to_string(), hex.join(" "), hex.concat()] {
+            assert!(!error.contains(&form), "{what}: {form:?} in {error}");
+        }
+    }
 }

@@ -61,7 +61,7 @@ pub(super) fn object_store(
     options: &RemoteOptions,
     counters: Arc<Counters>,
 ) -> Result<Built, RemoteError> {
-    let mut redactor = Redactor::for_url(url);
+    let redactor = Redactor::for_url(url);
     for (name, value) in &options.s3_config {
         if is_credential_setting(name) {
             redactor.add(value);
@@ -172,7 +172,7 @@ pub(super) fn object_store(
         builder = builder.with_allow_http(true);
     }
     let decided =
-        super::credentials::decide(builder, options, &mut redactor).map_err(|message| {
+        super::credentials::decide(builder, options, &redactor).map_err(|message| {
             RemoteError::Configuration {
                 url: redact_url(url),
                 message: redactor.text(&message),

@@ -127,6 +127,37 @@ fn unsigned_found_nothing(searched: &str) -> String {
     )
 }
 
+/// `provider`, whose keys are registered with `redactor` as they are
+/// fetched: a session token from a Python provider or a
+/// `credential_process` is never shown by the store's messages, in any
+/// form (S3 echoes it back in its refusals).
+fn registering(provider: AwsCredentialProvider, redactor: &Redactor) -> AwsCredentialProvider {
+    Arc::new(Registering {
+        inner: provider,
+        redactor: redactor.clone(),
+    })
+}
+
+#[derive(Debug)]
+struct Registering {
+    inner: AwsCredentialProvider,
+    redactor: Redactor,
+}
+
+#[async_trait::async_trait]
+impl object_store::CredentialProvider for Registering {
+    type Credential = object_store::aws::AwsCredential;
+
+    async fn get_credential(&self) -> Result<Arc<Self::Credential>> {
+        let credential = self.inner.get_credential().await?;
+        self.redactor.add(&credential.secret_key);
+        if let Some(token) = &credential.token {
+            self.redactor.add(token);
+        }
+        Ok(credential)
+    }
+}
+
 /// What the builder of an `s3://` store becomes.
 pub(crate) enum Decided {
     /// One store, signed or not as the builder now says.
@@ -205,7 +236,7 @@ fn explicit_choice(options: &RemoteOptions) -> Result<Option<(bool, String)>, St
 pub(crate) fn decide(
     mut builder: AmazonS3Builder,
     options: &RemoteOptions,
-    redactor: &mut Redactor,
+    redactor: &Redactor,
 ) -> Result<Decided, String> {
     let explicit = explicit_choice(options)?;
     // 0. A provider given in code.
@@ -217,7 +248,7 @@ pub(crate) fn decide(
         }
         let builder = builder
             .with_skip_signature(false)
-            .with_credentials(provider.clone());
+            .with_credentials(registering(provider.clone(), redactor));
         return Ok(Decided::Builder(
             Box::new(builder),
             Signing::Known(signed_sentence(
@@ -326,7 +357,7 @@ pub(crate) fn decide(
         } => {
             let from = format!("the credential_process of {}", describe(&name, &file));
             let process = process_credentials(&name, &file, command);
-            let builder = builder.with_credentials(Arc::new(process));
+            let builder = builder.with_credentials(registering(Arc::new(process), redactor));
             return Ok(Decided::Builder(
                 Box::new(settings.apply(builder)),
                 Signing::Known(signed_sentence(&from)),

@@ -4,7 +4,10 @@
 //!
 //! [`redact_url`] is the one way a URL is shown; [`Redactor`] cleans text
 //! that came from elsewhere (object_store's and reqwest's errors print the
-//! URL of the request, query string included).
+//! URL of the request, query string included; S3's error bodies echo the
+//! signed request, in text and in hex).
+
+use std::sync::{Arc, RwLock};
 
 /// `url` with its user-info and its query string (and fragment) replaced by
 /// `***`: `https://user:pw@host/a.zarr?sig=x` shows as
@@ -110,13 +113,20 @@ pub(crate) fn redact_urls_in(text: &str) -> String {
 /// instance role, web identity, a container) sign with a session token
 /// this crate never sees, so cannot name as a secret.
 fn redact_session_tokens(text: &str) -> String {
-    const NAME: &str = "x-amz-security-token";
+    // An SSE-C key is a header of every request too.
+    let text = redact_header_values(text, "x-amz-server-side-encryption-customer-key");
+    redact_header_values(&text, "x-amz-security-token")
+}
+
+/// `text` with the value after every `NAME` (any case, then `:`, `=` or an
+/// XML tag's `>`) shown as `***`.
+fn redact_header_values(text: &str, name: &str) -> String {
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut done = 0;
     let mut from = 0;
-    while let Some(at) = lower[from..].find(NAME) {
-        let name_end = from + at + NAME.len();
+    while let Some(at) = lower[from..].find(name) {
+        let name_end = from + at + name.len();
         from = name_end;
         let rest = &text[name_end..];
         let value_start = match rest.trim_start().strip_prefix([':', '=', '>']) {
@@ -140,25 +150,111 @@ fn redact_session_tokens(text: &str) -> String {
     out
 }
 
-/// What one store must never print: the secrets of its URL and settings.
+/// What one store must never print: the secrets of its URL and settings,
+/// and the keys its credential providers hand out, as they are fetched.
+/// Clones share one list, so a provider that registers a key it fetched
+/// hides it from every message of its store from then on.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
     /// Exact strings replaced by `***` wherever they appear (after URLs
-    /// are redacted): a query string, a password, credential values.
-    secrets: Vec<String>,
+    /// are redacted): a query string, a password, credential values, each
+    /// in every form a message may show it in ([`forms`]); longest first.
+    secrets: Arc<RwLock<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} secrets)", self.secrets.len())
+        write!(f, "Redactor({} secrets)", self.read().len())
     }
+}
+
+/// The forms a secret may come back in: as given, percent-encoded (a URL's
+/// query), in hex (S3's `<CanonicalRequestBytes>` shows the signed request
+/// as space-separated hex pairs), and in base64 (an SSE-C key, a header's
+/// value).
+fn forms(secret: &str) -> Vec<String> {
+    let bytes = secret.as_bytes();
+    let hex = |upper: bool, separator: &str| {
+        bytes
+            .iter()
+            .map(|b| {
+                if upper {
+                    format!("{b:02X}")
+                } else {
+                    format!("{b:02x}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(separator)
+    };
+    let percent: String = bytes
+        .iter()
+        .map(|&b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    vec![
+        secret.to_string(),
+        percent,
+        hex(false, ""),
+        hex(true, ""),
+        hex(false, " "),
+        hex(true, " "),
+        base64(bytes),
+    ]
+}
+
+/// Standard base64 with padding (RFC 4648 4).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let n = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `text` with the content of every `<CanonicalRequestBytes>` element
+/// shown as `***`: S3 answers a refused signature with the canonical
+/// request in hex, headers included, so with the session token of whatever
+/// signed it (an instance role's, a container's: tokens this crate may
+/// never see).
+fn redact_canonical_request_bytes(text: &str) -> String {
+    const OPEN: &str = "<CanonicalRequestBytes>";
+    const CLOSE: &str = "</CanonicalRequestBytes>";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        let content = at + OPEN.len();
+        out.push_str(&rest[..content]);
+        out.push_str("***");
+        // Up to the closing tag, or all of it (a body cut short).
+        rest = rest[content..]
+            .find(CLOSE)
+            .map_or("", |end| &rest[content + end..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 impl Redactor {
     /// The secrets of `url`: its user-info and query string, and their
     /// parts (a message may show a token decoded, or alone).
     pub(crate) fn for_url(url: &str) -> Self {
-        let mut redactor = Self::default();
+        let redactor = Self::default();
         if let Some(scheme_end) = url.find("://") {
             let rest = &url[scheme_end + 3..];
             if let Some(at) = user_info_end(rest) {
@@ -182,21 +278,38 @@ impl Redactor {
         redactor
     }
 
-    /// Never print `secret` (ignored when shorter than 4 characters: too
-    /// short to be a credential, and it would blank out ordinary words).
-    pub(crate) fn add(&mut self, secret: &str) {
-        if secret.len() >= 4 && !self.secrets.iter().any(|s| s == secret) {
-            self.secrets.push(secret.to_string());
-            // Longest first, so that a secret containing another goes whole.
-            self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        }
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<String>> {
+        // A panic while holding it leaves a list of whole strings.
+        self.secrets
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `text` with its URLs redacted, session tokens in it hidden, and
-    /// every known secret replaced.
+    /// Never print `secret`, in any of its [`forms`] (ignored when shorter
+    /// than 4 characters: too short to be a credential, and it would blank
+    /// out ordinary words). Every clone of this redactor sees it.
+    pub(crate) fn add(&self, secret: &str) {
+        if secret.len() < 4 || self.read().iter().any(|s| s == secret) {
+            return;
+        }
+        let mut secrets = self
+            .secrets
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for form in forms(secret) {
+            if !secrets.contains(&form) {
+                secrets.push(form);
+            }
+        }
+        // Longest first, so that a secret containing another goes whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
+    /// `text` with its URLs redacted, session tokens and the bytes of a
+    /// canonical request in it hidden, and every known secret replaced.
     pub(crate) fn text(&self, text: &str) -> String {
-        let mut out = redact_session_tokens(&redact_urls_in(text));
-        for secret in &self.secrets {
+        let mut out = redact_canonical_request_bytes(&redact_session_tokens(&redact_urls_in(text)));
+        for secret in self.read().iter() {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), "***");
             }
@@ -325,6 +438,53 @@ mod tests {
         let query =
             Redactor::default().text("signed with X-Amz-Security-Token=AB%2FCD&X-Amz-Date=1");
         assert_eq!(query, "signed with X-Amz-Security-Token=***&X-Amz-Date=1");
+    }
+
+    /// S3's `SignatureDoesNotMatch` body shows the canonical request in
+    /// hex, space-separated; a secret registered shows in no form, and the
+    /// hex is hidden even for a token never registered.
+    #[test]
+    fn secrets_in_hex_base64_and_percent_encoded_forms() {
+        let redactor = Redactor::default();
+        redactor.add("To+k/en=");
+        // Worked out by hand: 'T' 0x54, 'o' 0x6f, '+' 0x2b, 'k' 0x6b, '/'
+        // 0x2f, 'e' 0x65, 'n' 0x6e, '=' 0x3d; base64 of the 8 bytes is
+        // "VG8ray9lbj0=" (RFC 4648's alphabet).
+        for form in [
+            "546f2b6b2f656e3d",
+            "546F2B6B2F656E3D",
+            "54 6f 2b 6b 2f 65 6e 3d",
+            "VG8ray9lbj0=",
+            "To%2Bk%2Fen%3D",
+            "To+k/en=",
+        ] {
+            let text = redactor.text(&format!("saw <x>{form}</x>"));
+            assert_eq!(text, "saw <x>***</x>", "{form}");
+        }
+        let body = "<Error><Code>SignatureDoesNotMatch</Code><CanonicalRequestBytes>47 45 54 0a 78 2d 61 6d 7a</CanonicalRequestBytes><RequestId>1</RequestId></Error>";
+        assert_eq!(
+            Redactor::default().text(body),
+            "<Error><Code>SignatureDoesNotMatch</Code><CanonicalRequestBytes>***</CanonicalRequestBytes><RequestId>1</RequestId></Error>"
+        );
+        // Cut short (error bodies are cut at 8 KiB): hidden to the end.
+        assert_eq!(
+            Redactor::default().text("<CanonicalRequestBytes>47 45 54"),
+            "<CanonicalRequestBytes>***"
+        );
+        assert_eq!(
+            Redactor::default()
+                .text("x-amz-server-side-encryption-customer-key:c2VjcmV0a2V5MTIz\nhost:h"),
+            "x-amz-server-side-encryption-customer-key:***\nhost:h"
+        );
+    }
+
+    /// A key registered through one clone is hidden by every clone.
+    #[test]
+    fn clones_share_what_is_registered() {
+        let store = Redactor::default();
+        let provider = store.clone();
+        provider.add("fetched-later-token");
+        assert_eq!(store.text("token fetched-later-token"), "token ***");
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub enum Misbehaviour {
     /// Answer `307` to the same path at this port of 127.0.0.1 (another
     /// origin).
     RedirectTo(u16),
+    /// Answer `403` as S3 refuses a signature (`SignatureDoesNotMatch`),
+    /// echoing the request's `x-amz-security-token` in the canonical
+    /// request, as text and as space-separated hex bytes.
+    EchoSignature,
 }
 
 /// A running server; dropping it stops it.
@@ -196,6 +200,7 @@ fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<(
             return Ok(());
         }
         let mut range = None;
+        let mut token = String::new();
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header)? == 0 {
@@ -205,10 +210,13 @@ fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<(
             if header.is_empty() {
                 break;
             }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("range")
-            {
-                range = Some(value.trim().to_string());
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("range") {
+                    range = Some(value.trim().to_string());
+                }
+                if name.eq_ignore_ascii_case("x-amz-security-token") {
+                    token = value.trim().to_string();
+                }
             }
         }
         served.requests.fetch_add(1, Ordering::SeqCst);
@@ -217,6 +225,18 @@ fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<(
         let misbehaviour = served
             .misbehaviour
             .filter(|_| served.everywhere || target.contains("/c/"));
+        if misbehaviour == Some(Misbehaviour::EchoSignature) {
+            let canonical = format!(
+                "GET\n{target}\n\nhost:127.0.0.1\nx-amz-security-token:{token}\n\nhost;x-amz-security-token\nUNSIGNED-PAYLOAD"
+            );
+            let hex: Vec<String> = canonical.bytes().map(|b| format!("{b:02x}")).collect();
+            let body = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided.</Message><CanonicalRequest>{canonical}</CanonicalRequest><CanonicalRequestBytes>{}</CanonicalRequestBytes></Error>",
+                hex.join(" ")
+            );
+            write_response(&mut writer, "403 Forbidden", &[], body.as_bytes(), false)?;
+            continue;
+        }
         if let Some(
             hostile @ (Misbehaviour::LongBody
             | Misbehaviour::HugeErrorBody

@@ -11,7 +11,10 @@
 //! again when the keys it gave are within a minute of their `Expiration`
 //! (never, without one): a [`RefreshingCredentials`] of the run. Requests
 //! waiting meanwhile share that one run. A run that takes longer than [`RUN_LIMIT`] is stopped.
-//! Its output is `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey":
+//! On Unix it runs in a process group of its own, and the whole group is
+//! stopped at the limit (a tool's helpers with it: a browser opened for a
+//! login, a `sleep` it left behind). At most [`OUTPUT_LIMIT`] bytes of its
+//! output are kept. Its output is `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey":
 //! ..., "SessionToken": ..., "Expiration": "RFC 3339 time"}` (the last two
 //! optional). A run that fails, or whose output is not that (or gives keys
 //! already expired), fails the request with a message that names the
@@ -36,6 +39,10 @@ pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// The most of a failed run's standard error a message shows (its end,
 /// where tools say what went wrong).
 const STDERR_SHOWN: usize = 600;
+
+/// The most bytes of a run's standard output or error kept: keys are a few
+/// hundred bytes, and a tool that prints without end must not fill memory.
+pub(crate) const OUTPUT_LIMIT: usize = 1 << 20;
 
 /// The credentials of the `command` of profile `name` in `file`; nothing
 /// runs yet.
@@ -95,10 +102,31 @@ fn shell(command: &str) -> std::process::Command {
         run.arg("-c").arg(command);
         run
     };
+    // A group of its own: stopped as one at the limit (`stop_group`).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut run, 0);
     run.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     run
+}
+
+/// Stop `child` and, on Unix, every process of its group (what it
+/// started and left running). The shell's `kill` takes a negative process
+/// id for a group; no `unsafe` call is needed for it.
+fn stop_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let _ = std::process::Command::new("/bin/sh")
+            .args(["-c", "kill -KILL \"$0\" 2>/dev/null", &group])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Run `command` through the shell, stopped after `limit`: its output, or
@@ -112,14 +140,23 @@ fn run_for(command: &str, limit: Duration) -> Result<Output, String> {
     // to be read before it can end. They answer through a channel, so that
     // a process the command left running with the pipes open (a browser
     // for a login, say) delays the answer no longer than the limit.
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    // What is past `OUTPUT_LIMIT` is read and let go, so that the command
+    // is not blocked on a full pipe; the answer says it was cut.
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<(Vec<u8>, bool)> {
         let (send, receive) = mpsc::channel();
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
+            let mut cut = false;
+            if let Some(pipe) = pipe {
+                let mut pipe = pipe.take(OUTPUT_LIMIT as u64 + 1);
                 let _ = pipe.read_to_end(&mut bytes);
+                if bytes.len() > OUTPUT_LIMIT {
+                    bytes.truncate(OUTPUT_LIMIT);
+                    cut = true;
+                    let _ = std::io::copy(&mut pipe.into_inner(), &mut std::io::sink());
+                }
             }
-            let _ = send.send(bytes);
+            let _ = send.send((bytes, cut));
         });
         receive
     }
@@ -140,26 +177,39 @@ fn run_for(command: &str, limit: Duration) -> Result<Output, String> {
                 pause = (pause * 2).min(Duration::from_millis(20));
             }
             Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                stop_group(&mut child);
                 return Err(too_long());
             }
             Err(e) => return Err(format!("cannot be waited for: {e}")),
         }
     };
-    let read = |pipe: &mpsc::Receiver<Vec<u8>>| {
+    let read = |pipe: &mpsc::Receiver<(Vec<u8>, bool)>| {
         pipe.recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .map_err(|_| {
                 format!(
-                    "ended ({status}), but a process it started kept its output open past {} ms",
+                    "ended ({status}), but a process it started kept its output open past {} ms, and was stopped",
                     limit.as_millis()
                 )
             })
     };
+    let outputs = read(&stdout).and_then(|out| Ok((out, read(&stderr)?)));
+    let ((stdout, stdout_cut), (stderr, _)) = match outputs {
+        Ok(outputs) => outputs,
+        Err(error) => {
+            // What it left running goes with it.
+            stop_group(&mut child);
+            return Err(error);
+        }
+    };
+    if stdout_cut {
+        return Err(format!(
+            "printed more than {OUTPUT_LIMIT} bytes, which are not keys"
+        ));
+    }
     Ok(Output {
         status,
-        stdout: read(&stdout)?,
-        stderr: read(&stderr)?,
+        stdout,
+        stderr,
     })
 }
 
@@ -425,6 +475,54 @@ mod tests {
             error.contains(
                 "ended (exit status: 0), but a process it started kept its output open past 500 ms"
             ),
+            "{error}"
+        );
+    }
+
+    /// Whether process `pid` is still there (and not a zombie).
+    #[cfg(target_os = "linux")]
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
+    }
+
+    /// A run that forks a sleeper and hangs is stopped as a group at its
+    /// limit: the sleeper goes too (before, only the shell was killed).
+    /// So is one that ends but leaves a sleeper holding its output.
+    #[cfg(target_os = "linux")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_is_stopped_with_what_it_started() {
+        for (body, says) in [
+            (
+                "sleep 30 &\necho $! > \"$0.pid\"\nsleep 30",
+                "did not finish within",
+            ),
+            (
+                "sleep 30 &\necho $! > \"$0.pid\"\nprintf '%s' '{}'",
+                "kept its output open",
+            ),
+        ] {
+            let (process, dir, _) = process_of(body, Duration::from_millis(500));
+            let error = error_soon(&process).await;
+            assert!(error.contains(says), "{error}");
+            let pid = std::fs::read_to_string(dir.path().join("keys.sh.pid")).unwrap();
+            let pid = pid.trim();
+            let start = Instant::now();
+            while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(!alive(pid), "{says}: the sleeper {pid} lives on");
+        }
+    }
+
+    /// Output past the limit is not kept, and the run is an error.
+    #[cfg(unix)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn output_past_the_limit_is_refused() {
+        let (process, _dir, _) = process_of("head -c 3000000 /dev/zero", RUN_LIMIT);
+        let error = error_soon(&process).await;
+        assert!(
+            error.contains(&format!("printed more than {OUTPUT_LIMIT} bytes")),
             "{error}"
         );
     }

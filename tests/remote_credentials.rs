@@ -919,3 +919,66 @@ fn the_chain_follows_the_aws_cli() {
         ],
     );
 }
+
+/// Container credentials at `AWS_CONTAINER_CREDENTIALS_FULL_URI`, as the
+/// AWS SDKs read them: the token from `AWS_CONTAINER_AUTHORIZATION_TOKEN`
+/// or its file (a wrong one is refused by the agent, and said); plain HTTP
+/// to any host but loopback and the container agents refused at open,
+/// before any request. (object_store's provider took the address only with
+/// a token file, else asked the instance metadata service unsaid, and sent
+/// the token to any host.)
+#[test]
+fn container_credentials_as_the_sdks_read_them() {
+    let (_, _, _, metadata) = private();
+    let full_uri = format!("http://127.0.0.1:{metadata}/container-credentials");
+    let mut env = private_endpoint();
+    env.extend([
+        var("AWS_CONTAINER_CREDENTIALS_FULL_URI", full_uri.clone()),
+        var("CHILD_URL", url("private")),
+    ]);
+    let mut with_value = env.clone();
+    with_value.push(var("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-token"));
+    assert_ok("a token given as a value", &in_child(&with_value));
+
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "container-token\n").unwrap();
+    let mut with_file = env.clone();
+    with_file.push(var(
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+        token_file.to_str().unwrap(),
+    ));
+    assert_ok("a token file", &in_child(&with_file));
+
+    let mut wrong = env.clone();
+    wrong.push(var("AWS_CONTAINER_AUTHORIZATION_TOKEN", "another-token"));
+    assert_err(
+        "a wrong token",
+        &in_child(&wrong),
+        &[
+            "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI=http://127.0.0.1",
+            "401",
+        ],
+    );
+    assert!(
+        !in_child(&wrong).contains("another-token"),
+        "the token is shown"
+    );
+
+    // Plain HTTP to another host (`.invalid` never resolves): refused at
+    // open.
+    let mut elsewhere = private_endpoint();
+    elsewhere.extend([
+        var(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            "http://container-agent.invalid/creds",
+        ),
+        var("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-token"),
+        var("CHILD_URL", url("private")),
+    ]);
+    assert_err(
+        "plain HTTP to another host",
+        &in_child(&elsewhere),
+        &["open: ", "plain HTTP goes only to loopback"],
+    );
+}

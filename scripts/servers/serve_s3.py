@@ -94,7 +94,8 @@ def role_credentials(endpoint: str) -> dict:
 
 def serve_metadata(credentials: dict) -> int:
     """A stand-in for the instance metadata service on 127.0.0.1 (IMDSv2,
-    as object_store asks it); its port."""
+    as object_store asks it), and for a container agent at
+    /container-credentials (token `container-token`); its port."""
     token = "metadata-session-token"
     path = "/latest/meta-data/iam/security-credentials/"
     document = json.dumps(
@@ -121,7 +122,14 @@ def serve_metadata(credentials: dict) -> int:
                 self.answer(404, b"")
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            if self.headers.get("X-aws-ec2-metadata-token") != token:
+            # A container agent's endpoint too (AWS_CONTAINER_CREDENTIALS_FULL_URI),
+            # which hands out the same keys for its authorization token only.
+            if self.path == "/container-credentials":
+                if self.headers.get("Authorization") == "container-token":
+                    self.answer(200, document)
+                else:
+                    self.answer(401, b"")
+            elif self.headers.get("X-aws-ec2-metadata-token") != token:
                 self.answer(401, b"")
             elif self.path == path:
                 self.answer(200, b"instance-role")

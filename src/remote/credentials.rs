@@ -25,8 +25,12 @@
 //!    one credential: a session token of the environment is not attached
 //!    to them) or its `credential_process`; not read at all with
 //!    [`RemoteOptions::read_profiles`] off;
-//! 4. container credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`, or
-//!    `..._FULL_URI` with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`);
+//! 4. container credentials: `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`
+//!    (object_store's provider), or `..._FULL_URI` (the crate's own,
+//!    [`container`](super::container): plain HTTP only to loopback and the
+//!    container agents, checked at open; the token from
+//!    `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` or
+//!    `AWS_CONTAINER_AUTHORIZATION_TOKEN`);
 //! 5. the instance metadata service (an EC2 instance role), unless
 //!    `AWS_EC2_METADATA_DISABLED=true`; its address is object_store's
 //!    `aws_metadata_endpoint` setting (`AWS_METADATA_ENDPOINT`). With no
@@ -366,11 +370,38 @@ pub(crate) fn decide(
         ProfileFound::Nothing(why) => searched.push(why),
     }
 
-    // 4. object_store's container provider.
-    if has(&builder, AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
-        || has(&builder, AmazonS3ConfigKey::ContainerCredentialsFullUri)
+    // 4. Container credentials: at a full URI, the crate's own provider
+    // (object_store's sends the token anywhere, and without a token file
+    // falls back to the instance metadata service unsaid); at a relative
+    // one, object_store's (always 169.254.170.2).
+    if let Some(uri) = builder.get_config_value(&AmazonS3ConfigKey::ContainerCredentialsFullUri)
+        && !has(&builder, AmazonS3ConfigKey::ContainerCredentialsRelativeUri)
     {
-        let from = "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI)";
+        let url = super::container::checked_uri(&uri)?;
+        let token = match (
+            builder.get_config_value(&AmazonS3ConfigKey::ContainerAuthorizationTokenFile),
+            env("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+        ) {
+            (Some(file), _) => super::container::Token::File(file.into()),
+            (None, Some(value)) => {
+                redactor.add(value.trim());
+                super::container::Token::Value(value)
+            }
+            (None, None) => super::container::Token::None,
+        };
+        let provider = super::container::container_credentials(url.clone(), token);
+        let from = format!(
+            "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI={})",
+            super::redact_url(url.as_str())
+        );
+        let builder = builder.with_credentials(registering(Arc::new(provider), redactor));
+        return Ok(Decided::Builder(
+            Box::new(builder),
+            Signing::Known(signed_sentence(&from)),
+        ));
+    }
+    if has(&builder, AmazonS3ConfigKey::ContainerCredentialsRelativeUri) {
+        let from = "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI)";
         return Ok(Decided::Builder(
             Box::new(builder),
             Signing::Known(signed_sentence(from)),

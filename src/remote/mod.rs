@@ -66,6 +66,7 @@
 //! every request.
 
 mod build;
+mod container;
 mod counting;
 mod credential_process;
 mod credentials;

@@ -225,11 +225,16 @@ struct Source {
     remote: Option<Arc<zarrs_extension_codecs::remote::RemoteStore>>,
 }
 
-/// Whether `location` is a URL rather than a directory.
+/// Whether `location` is a URL rather than a directory: a scheme (in any
+/// case: `HTTPS://` is `https://`) and `://`. Every URL is shown redacted,
+/// whichever the scheme, and whether this example reads it or not.
 fn is_url(location: &str) -> bool {
-    ["http://", "https://", "s3://"]
-        .iter()
-        .any(|scheme| location.starts_with(scheme))
+    location.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
 }
 
 impl Source {
@@ -253,8 +258,9 @@ impl Source {
 
     #[cfg(not(feature = "remote"))]
     fn open_url(location: &str, _: &[(&str, &str)]) -> Result<Self, InspectError> {
+        let shown = zarrs_extension_codecs::redact_url(location);
         Err(error(format!(
-            "{location}: reading URLs needs the crate's `remote` feature: cargo run --release --features remote --example inspect -- {location}"
+            "{shown}: reading URLs needs the crate's `remote` feature: cargo run --release --features remote --example inspect -- {shown}"
         )))
     }
 

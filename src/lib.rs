@@ -63,6 +63,9 @@ pub mod kernels;
 pub mod numeric;
 mod overrides;
 pub mod read;
+// Used by `remote`; its `redact_url` is public whatever the features.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+mod redact;
 mod registered;
 #[cfg(feature = "remote")]
 #[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
@@ -81,6 +84,7 @@ pub use overrides::register_overrides;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
 pub use read::{ArrayReadExt, WindowAt};
+pub use redact::redact_url;
 pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,

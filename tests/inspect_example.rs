@@ -501,3 +501,21 @@ fn no_progress_when_stderr_is_piped() {
         assert!(!child_at("decide", Some(&url)).contains('\r'));
     }
 }
+
+/// A URL is shown redacted in every message, whatever the case of its
+/// scheme (`HTTPS://` is a URL, not a directory name to print as given),
+/// with the crate's `remote` feature or without it.
+#[test]
+fn urls_in_any_case_are_shown_redacted() {
+    for location in [
+        "HTTPS://reader:pa55-w0rd@127.0.0.1:9/x.zarr?sig=s1gnature",
+        "Http://reader:pa55-w0rd@127.0.0.1:9/x.zarr?sig=s1gnature",
+        "gs://reader:pa55-w0rd@bucket/x.zarr?sig=s1gnature",
+    ] {
+        let error = run(&[location]).expect_err(location);
+        for secret in ["pa55-w0rd", "s1gnature"] {
+            assert!(!error.contains(secret), "{location}: {error}");
+        }
+        assert!(error.contains("***"), "{location}: {error}");
+    }
+}

@@ -10,10 +10,10 @@ use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
 use super::counting::{Counters, CountingStore};
 use super::credentials::{Decided, InstanceOrUnsigned, Signing};
-use super::redact::{Redactor, redact_url};
 use super::transport::{Redirects, Transport};
 use super::{RemoteError, RemoteOptions};
 use crate::error_chain;
+use crate::redact::{Redactor, redact_url};
 
 /// S3 settings whose values are credentials (or an SSE-C encryption key):
 /// never printed.
@@ -56,11 +56,27 @@ fn has_user_info(url: &str) -> bool {
     authority.contains('@')
 }
 
+/// `url` with its scheme in lower case (schemes are case-insensitive,
+/// RFC 3986 3.1: `HTTPS://` is `https://`).
+pub(super) fn lower_scheme(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest))
+            if scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+        {
+            format!("{}://{rest}", scheme.to_ascii_lowercase())
+        }
+        _ => url.to_string(),
+    }
+}
+
 pub(super) fn object_store(
     url: &str,
     options: &RemoteOptions,
     counters: Arc<Counters>,
 ) -> Result<Built, RemoteError> {
+    let url = &lower_scheme(url);
     let redactor = Redactor::for_url(url);
     for (name, value) in &options.s3_config {
         if is_credential_setting(name) {
@@ -171,13 +187,12 @@ pub(super) fn object_store(
     {
         builder = builder.with_allow_http(true);
     }
-    let decided =
-        super::credentials::decide(builder, options, &redactor).map_err(|message| {
-            RemoteError::Configuration {
-                url: redact_url(url),
-                message: redactor.text(&message),
-            }
-        })?;
+    let decided = super::credentials::decide(builder, options, &redactor).map_err(|message| {
+        RemoteError::Configuration {
+            url: redact_url(url),
+            message: redactor.text(&message),
+        }
+    })?;
     let (store, signing): (Arc<dyn ObjectStore>, Signing) = match decided {
         Decided::Builder(builder, signing) => {
             // Keys read from a profile file are secrets too.

@@ -72,7 +72,7 @@ use object_store::{
 
 use super::RemoteOptions;
 use super::credential_process::{describe, process_credentials};
-use super::redact::Redactor;
+use crate::redact::Redactor;
 
 /// How long the instance metadata service is given, at a store's first
 /// request, to hand out credentials before requests go unsigned.

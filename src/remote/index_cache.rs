@@ -42,9 +42,18 @@ use zarrs::storage::byte_range::ByteRange;
 /// size, so a rewrite of the same size within a second keeps them, and an
 /// index kept by them would be paired with the new bytes (wrong values, no
 /// error); and `If-Match` never matches a weak ETag (RFC 9110 13.1.1).
+/// An ETag longer than [`MAX_ETAG_BYTES`] is not kept either: each version
+/// is counted as [`VERSION_ONLY_BYTES`] against the cache's limit, and a
+/// server handing out ETags of hundreds of KB would pass it unseen.
 pub(crate) fn has_version(meta: &ObjectMeta) -> bool {
-    meta.e_tag.as_ref().is_some_and(|e| !e.starts_with("W/"))
+    meta.e_tag
+        .as_ref()
+        .is_some_and(|e| !e.starts_with("W/") && e.len() <= MAX_ETAG_BYTES)
 }
+
+/// The longest ETag kept as a version (S3's are 34 bytes, a multipart
+/// upload's about 40; GCS's and Azure's shorter).
+pub(crate) const MAX_ETAG_BYTES: usize = 192;
 
 /// Whether two responses show the same version of an object: the same
 /// ETag (and size), or, without ETags, the same Last-Modified and size.
@@ -548,6 +557,9 @@ mod tests {
         assert!(!same_version(&meta(None, 5), &meta(None, 6)));
         assert!(!has_version(&meta(None, 5)));
         assert!(has_version(&meta(Some("x"), 5)));
+        assert!(!has_version(&meta(Some("W/\"x\""), 5)), "weak");
+        let long = format!("\"{}\"", "e".repeat(MAX_ETAG_BYTES));
+        assert!(!has_version(&meta(Some(&long), 5)), "too long to count");
     }
 
     /// An index that marks an inner chunk missing is not served to a read

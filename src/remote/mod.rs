@@ -74,7 +74,7 @@ mod error;
 mod index_cache;
 mod read_ahead;
 mod reader;
-mod redact;
+
 mod refreshing;
 mod transport;
 
@@ -90,6 +90,7 @@ use zarrs::storage::{
     StoreKey, StoreKeys, StoreKeysPrefixes, StorePrefix,
 };
 
+pub use crate::redact::redact_url;
 pub use credentials::INSTANCE_PROBE;
 pub use error::RemoteError;
 /// object_store's credential types, as [`RemoteOptions::credentials`]
@@ -99,7 +100,6 @@ pub use object_store::{
     aws::{AwsCredential, AwsCredentialProvider},
 };
 pub use reader::AsyncRemoteStore;
-pub use redact::redact_url;
 pub use refreshing::{FetchedKeys, REFRESH_BEFORE, RefreshingCredentials, unix_time};
 pub use transport::{ERROR_BODY_BYTES, MAX_REDIRECTS};
 

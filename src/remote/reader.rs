@@ -78,10 +78,10 @@ use super::counting::Counters;
 use super::credentials::Signing;
 use super::index_cache::{IndexCache, IndexRead, has_version, same_version};
 use super::read_ahead::{Answer, Held, ReadAhead};
-use super::redact::{Redactor, redact_url};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
 use crate::read::OBJECT_CHANGED;
+use crate::redact::{Redactor, redact_url};
 
 /// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
 /// async API (`Array::async_open`, `async_retrieve_array_subset`, ...).
@@ -230,7 +230,7 @@ impl AsyncRemoteStore {
             signing,
         } = super::build::object_store(url, options, counters.clone())?;
         Ok(Self {
-            url: shown_url(url),
+            url: shown_url(&super::build::lower_scheme(url)),
             redactor,
             signing,
             store,

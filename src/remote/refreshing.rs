@@ -204,7 +204,7 @@ impl RefreshingCredentials {
 /// shows them (a user-info or query string may be a secret), and cut to
 /// its first [`ERROR_SHOWN`] bytes.
 fn cleaned(why: &str) -> String {
-    let line = super::redact::redact_urls_in(&why.split_whitespace().collect::<Vec<_>>().join(" "));
+    let line = crate::redact::redact_urls_in(&why.split_whitespace().collect::<Vec<_>>().join(" "));
     match line
         .char_indices()
         .map(|(at, _)| at)

@@ -36,7 +36,7 @@ use object_store::client::{
 };
 use zarrs::storage::Bytes;
 
-use super::redact::redact_url;
+use crate::redact::redact_url;
 
 /// Redirects followed for one request at most (reqwest's default, too).
 pub const MAX_REDIRECTS: usize = 10;

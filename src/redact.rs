@@ -1,4 +1,5 @@
-//! Secrets kept out of every message: a URL's user-info and query string
+//! Secrets kept out of every message (for the remote stores; [`redact_url`]
+//! is public whatever the features, for any program that prints a location): a URL's user-info and query string
 //! (a password, an Azure SAS token, a presigned URL's signature) and the
 //! credential values of the S3 settings.
 //!

@@ -58,13 +58,27 @@ pub fn unix_time(seconds: f64) -> Option<SystemTime> {
 }
 
 /// Keys handed out, as they are kept.
+#[derive(Clone)]
 struct Held {
     credential: Arc<AwsCredential>,
     expires: Option<SystemTime>,
 }
 
+/// Keys this close to their expiry are not handed to a request that
+/// would otherwise wait for a refresh under way: it waits.
+const STILL_VALID_FOR: Duration = Duration::from_secs(10);
+
 impl Held {
-    /// Whether the keys may still sign a request sent at `now`.
+    /// Whether the keys may sign a request sent at `now` while another
+    /// request refreshes them.
+    fn still_valid(&self, now: SystemTime) -> bool {
+        self.expires.is_none_or(|expires| {
+            now.checked_add(STILL_VALID_FOR)
+                .is_some_and(|soon| soon < expires)
+        })
+    }
+
+    /// Whether the keys need no refresh for a request sent at `now`.
     fn fresh(&self, now: SystemTime) -> bool {
         self.expires.is_none_or(|expires| {
             now.checked_add(REFRESH_BEFORE)
@@ -129,6 +143,10 @@ pub struct RefreshingCredentials {
     /// Calls of the function that have ended: a request that waited while
     /// one failed gets its error instead of calling again.
     ended: AtomicU64,
+    /// The keys of the last call that gave some, readable while a call is
+    /// under way: a request that finds them still valid uses them rather
+    /// than wait for the refresh.
+    latest: std::sync::Mutex<Option<Held>>,
 }
 
 /// What the last call gave.
@@ -160,6 +178,7 @@ impl RefreshingCredentials {
             most: None,
             state: tokio::sync::Mutex::new(State::default()),
             ended: AtomicU64::new(0),
+            latest: std::sync::Mutex::new(None),
         }
     }
 
@@ -221,8 +240,24 @@ impl CredentialProvider for RefreshingCredentials {
 
     async fn get_credential(&self) -> object_store::Result<Arc<AwsCredential>> {
         let seen = self.ended.load(Ordering::Acquire);
-        // Held across the call, so that requests waiting meanwhile share it.
-        let mut state = self.state.lock().await;
+        // Held across the call, so that requests waiting meanwhile share it;
+        // but keys still valid for a while serve a request at once rather
+        // than hold it behind a refresh (a credential_process may take
+        // seconds, a login minutes).
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(_) => {
+                let latest = self
+                    .latest
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone();
+                if let Some(keys) = latest.filter(|k| k.still_valid(SystemTime::now())) {
+                    return Ok(keys.credential);
+                }
+                self.state.lock().await
+            }
+        };
         if let Some(keys) = state.keys.as_ref().filter(|k| k.fresh(SystemTime::now())) {
             return Ok(keys.credential.clone());
         }
@@ -243,10 +278,15 @@ impl CredentialProvider for RefreshingCredentials {
         match fetched {
             Ok(keys) => {
                 let credential = Arc::new(keys.credential);
-                state.keys = Some(Held {
+                let held = Held {
                     credential: credential.clone(),
                     expires: keys.expires,
-                });
+                };
+                *self
+                    .latest
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held.clone());
+                state.keys = Some(held);
                 state.failed = None;
                 Ok(credential)
             }
@@ -380,6 +420,52 @@ mod tests {
             "{error}"
         );
         assert!(!error.contains("s3cr3t"), "{error}");
+    }
+
+    /// Keys about to be refreshed but still valid serve the requests that
+    /// come while the refresh runs: they do not wait behind it. Keys
+    /// within `STILL_VALID_FOR` of expiring do not.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn requests_are_not_held_behind_a_refresh_while_keys_are_valid() {
+        // Keys valid 5 s are never fresh: the request that waited calls
+        // again too.
+        for (valid_for, waits, calls_made) in [(30, false, 2), (5, true, 3)] {
+            let (provider, calls) = counted(move || {
+                // The first call is quick; a refresh takes a second.
+                if CALLED.fetch_add(1, Ordering::SeqCst) % 2 == 1 {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                Ok(keys(Some(
+                    SystemTime::now() + Duration::from_secs(valid_for),
+                )))
+            });
+            static CALLED: AtomicU64 = AtomicU64::new(0);
+            CALLED.store(0, Ordering::SeqCst);
+            provider.get_credential().await.unwrap();
+            // Within a minute of expiry: the next request refreshes...
+            let refreshing = {
+                let provider = provider.clone();
+                tokio::spawn(async move { provider.get_credential().await })
+            };
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            // ... and one that comes meanwhile uses the valid keys, or
+            // waits for the refresh if they are nearly expired.
+            let start = std::time::Instant::now();
+            provider.get_credential().await.unwrap();
+            let waited = start.elapsed() > Duration::from_millis(500);
+            assert_eq!(
+                waited,
+                waits,
+                "valid for {valid_for} s: {:?}",
+                start.elapsed()
+            );
+            refreshing.await.unwrap().unwrap();
+            assert_eq!(
+                calls.load(Ordering::SeqCst),
+                calls_made,
+                "valid for {valid_for} s"
+            );
+        }
     }
 
     /// Requests that waited while a call failed get its error: one call

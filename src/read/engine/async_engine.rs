@@ -80,12 +80,11 @@ pub(crate) enum Output<'a> {
 /// `crate::read::OBJECT_CHANGED`); the errors name the chunk.
 pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
-    engine: Engine,
+    engine: Arc<Engine>,
     window: &ArraySubset,
     mut out: Output<'_>,
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
-    let engine = Arc::new(engine);
     let (cells, shared) = match &mut out {
         Output::Borrowed(out) => (UnsafeCellSlice::new(out), None),
         Output::Shared(shared) => (shared.cells(), Some(&*shared)),

@@ -8,7 +8,7 @@ use zarrs::storage::Bytes;
 
 use super::fetch::Fetched;
 use super::plan::{Engine, Layout, Piece, Unit};
-use crate::read::chunk_decode::{ChunkDecoder, OutputWindow};
+use crate::read::chunk_decode::OutputWindow;
 
 /// Where a unit's pieces go: an output buffer of `shape` (C order), the
 /// unit's part starting at `offset` in it.
@@ -45,19 +45,10 @@ pub(crate) fn decode_unit(
             .map_err(|e| absent_error(engine, unit, &e));
         }
     };
+    // Made at the array's first read, kept with its engine.
     let decoder = match &engine.layout {
-        Layout::Chunks => ChunkDecoder::new(
-            engine.codecs.clone(),
-            unit.shape.clone(),
-            engine.data_type.clone(),
-            engine.fill_value.clone(),
-        ),
-        Layout::Shards(shards) => ChunkDecoder::new(
-            shards.inner_codecs.clone(),
-            shards.subchunk_shape.clone(),
-            engine.data_type.clone(),
-            engine.fill_value.clone(),
-        ),
+        Layout::Chunks => engine.decoder(&engine.codecs, &unit.shape),
+        Layout::Shards(shards) => engine.decoder(&shards.inner_codecs, &shards.subchunk_shape),
     };
     let threads = options.concurrent_target().max(1);
     let one = |(piece, bytes): &(Piece, Option<Bytes>), options: &CodecOptions| {

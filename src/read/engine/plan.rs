@@ -1,8 +1,9 @@
 //! What a window needs: the arrays the engine reads itself, the chunks or
 //! shards ("units") a window touches, and the pieces of each to decode.
 
+use std::collections::VecDeque;
 use std::num::NonZeroU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use zarrs::array::{
     Array, ArrayError, ArrayMetadata, ArraySubset, BytesRepresentation, CodecChain, DataType,
@@ -13,6 +14,8 @@ use zarrs::metadata::v3::MetadataV3;
 use zarrs::metadata_ext::codec::sharding::{ShardingCodecConfiguration, ShardingIndexLocation};
 use zarrs::plugin::{ExtensionName, ZarrVersion};
 use zarrs::storage::StoreKey;
+
+use crate::read::chunk_decode::ChunkDecoder;
 
 /// How the chunks of an array are stored, for the engine.
 pub(crate) enum Layout {
@@ -62,6 +65,42 @@ pub(crate) struct Engine {
     /// compression): a part of such a chunk is read by zarrs' partial
     /// decoder, which fetches only what the part needs.
     partial_chunks: bool,
+    /// The decoders made so far, by chunk shape (one for a regular grid;
+    /// a decoder's lookup table is made once, not once per chunk, shard or
+    /// read).
+    decoders: Mutex<Vec<(Vec<NonZeroU64>, Arc<ChunkDecoder>)>>,
+}
+
+/// Decoders kept per engine at most (a rectilinear grid has a shape per
+/// edge; past this many, a decoder is made for the unit and let go).
+const DECODERS_KEPT: usize = 8;
+
+/// Engines of the arrays read lately: the decision "engine or zarrs", the
+/// plan and the decoders are made at an array's first read and kept for
+/// the next ones.
+///
+/// An array is known by its codec chain (`Array::codecs()` hands out the
+/// array's own `Arc`, the same at every call; zarrs has no setter for an
+/// array's codecs, data type or fill value) and its path. The entry holds
+/// the chain, so its address cannot be reused by another chain while the
+/// entry lives: `Arc::ptr_eq` names one array's chain. Past
+/// [`ENGINES_KEPT`] arrays, the least recently read goes first.
+static ENGINES: Mutex<VecDeque<KeptEngine>> = Mutex::new(VecDeque::new());
+
+/// Arrays whose engines are kept.
+const ENGINES_KEPT: usize = 32;
+
+struct KeptEngine {
+    codecs: Arc<CodecChain>,
+    path: String,
+    engine: Option<Arc<Engine>>,
+}
+
+fn kept_engines() -> std::sync::MutexGuard<'static, VecDeque<KeptEngine>> {
+    // A panic while holding it leaves whole entries.
+    ENGINES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Engine {
@@ -70,7 +109,65 @@ impl Engine {
     /// transformers, sharding behind array -> array codecs or in front of
     /// bytes -> bytes codecs (whole shards transformed), and nested
     /// sharding.
-    pub(crate) fn for_array<S: ?Sized>(array: &Array<S>) -> Option<Self> {
+    pub(crate) fn for_array<S: ?Sized>(array: &Array<S>) -> Option<Arc<Self>> {
+        let codecs = array.codecs();
+        let path = array.path().as_str();
+        {
+            let mut kept = kept_engines();
+            if let Some(at) = kept
+                .iter()
+                .position(|k| Arc::ptr_eq(&k.codecs, &codecs) && k.path == path)
+            {
+                let entry = kept.remove(at).expect("found above");
+                let engine = entry.engine.clone();
+                kept.push_back(entry);
+                return engine;
+            }
+        }
+        let engine = Self::build(array).map(Arc::new);
+        let mut kept = kept_engines();
+        kept.push_back(KeptEngine {
+            codecs,
+            path: path.to_string(),
+            engine: engine.clone(),
+        });
+        while kept.len() > ENGINES_KEPT {
+            kept.pop_front();
+        }
+        engine
+    }
+
+    /// The decoder of chunks of `shape` encoded by `codecs` (the array's
+    /// chain, or a shard's inner chain), made once.
+    pub(crate) fn decoder(
+        &self,
+        codecs: &Arc<CodecChain>,
+        shape: &[NonZeroU64],
+    ) -> Arc<ChunkDecoder> {
+        let make = || {
+            Arc::new(ChunkDecoder::new(
+                codecs.clone(),
+                shape.to_vec(),
+                self.data_type.clone(),
+                self.fill_value.clone(),
+            ))
+        };
+        let mut decoders = self
+            .decoders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, decoder)) = decoders.iter().find(|(s, _)| s.as_slice() == shape) {
+            return decoder.clone();
+        }
+        let decoder = make();
+        if decoders.len() < DECODERS_KEPT {
+            decoders.push((shape.to_vec(), decoder.clone()));
+        }
+        decoder
+    }
+
+    /// The engine for `array`, made anew (see [`for_array`](Self::for_array)).
+    fn build<S: ?Sized>(array: &Array<S>) -> Option<Self> {
         let data_type = array.data_type().clone();
         if data_type.is_optional() {
             return None;
@@ -114,6 +211,7 @@ impl Engine {
             matches!(layout, Layout::Chunks) && codecs.partial_decoder_capability().partial_read;
         Some(Self {
             partial_chunks,
+            decoders: Mutex::new(Vec::new()),
             layout,
             codecs,
             data_type,
@@ -397,5 +495,47 @@ pub(crate) fn index_size(
             "shard {}: sharding_indexed index_codecs do not give an index of fixed size",
             unit.key
         ))),
+    }
+}
+
+#[cfg(test)]
+mod kept_engine_tests {
+    use std::sync::Arc;
+
+    use zarrs::array::{Array, ArrayBuilder, data_type};
+    use zarrs::storage::store::MemoryStore;
+
+    use super::{ENGINES_KEPT, Engine, kept_engines};
+
+    fn array(store: &Arc<MemoryStore>, path: &str) -> Array<MemoryStore> {
+        let array = ArrayBuilder::new(vec![8, 8], vec![4, 4], data_type::uint16(), 0u16)
+            .build(store.clone(), path)
+            .unwrap();
+        array.store_metadata().unwrap();
+        array
+    }
+
+    /// One engine and one decoder per array, for every read of it; an
+    /// array opened again (a new chain) gets its own; the kept engines
+    /// stay within their number.
+    #[test]
+    fn an_array_keeps_its_engine_and_decoders() {
+        let store = Arc::new(MemoryStore::new());
+        let first = array(&store, "/a");
+        let engine = Engine::for_array(&first).unwrap();
+        assert!(Arc::ptr_eq(&engine, &Engine::for_array(&first).unwrap()));
+        let shape = first.chunk_shape(&[0, 0]).unwrap();
+        let decoder = engine.decoder(&engine.codecs, &shape);
+        assert!(Arc::ptr_eq(
+            &decoder,
+            &engine.decoder(&engine.codecs, &shape)
+        ));
+        // The same metadata opened again: another chain, another engine.
+        let again = Array::open(store.clone(), "/a").unwrap();
+        assert!(!Arc::ptr_eq(&engine, &Engine::for_array(&again).unwrap()));
+        for i in 0..ENGINES_KEPT + 8 {
+            Engine::for_array(&array(&store, &format!("/n{i}")));
+        }
+        assert!(kept_engines().len() <= ENGINES_KEPT);
     }
 }

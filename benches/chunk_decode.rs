@@ -127,6 +127,21 @@ fn main() {
             });
         });
     }
+    // The first read of a chunk: the decoder (its plan, and the lookup
+    // table a two-byte stored type gets) made inside the timed loop, as a
+    // reader that builds one per chunk or per read pays it. The engine
+    // keeps one per array (`src/read/engine/plan.rs`), so only an array's
+    // first read pays this.
+    group.bench_function("fused_first_read", |b| {
+        b.iter(|| {
+            let decoder = ExposedChunkDecoder::new(&array, &[0, 0]).expect("chunk [0, 0]");
+            let mut out = bytemuck::zeroed_vec::<f64>(n);
+            decoder
+                .decode_whole_into(&encoded, bytemuck::cast_slice_mut(&mut out), &options)
+                .expect("decode");
+            black_box(out)
+        });
+    });
     let mut reused = vec![0.0f64; n];
     group.bench_function("fused_reused", |b| {
         b.iter(|| {

@@ -172,6 +172,8 @@ def test_obstore_s3_is_mapped_with_its_settings() -> None:
     assert settings["secret_access_key"] == "very-secret"
     assert settings["skip_signature"] == "false"
     assert "bucket" not in settings
+    # obstore reads no AWS profile file: neither does the remote layer.
+    assert source.read_profiles is False
     # Its repr (in logs, tracebacks) names the settings, never their values.
     shown = repr(source)
     assert "very-secret" not in shown
@@ -186,22 +188,52 @@ def test_a_url_shows_no_credentials() -> None:
     shown = repr(source)
     assert "pa55" not in shown
     assert "s3cr3t" not in shown
-    assert "http://127.0.0.1:9/p.zarr?***" in shown
+    assert "http://***@127.0.0.1:9/p.zarr?***" in shown
 
 
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
-        ("http://u:pa?ss@host:9/p.zarr", "http://host:9/p.zarr"),
-        ("https://u:p@[::1]:9/a@b/p.zarr?t=1#f", "https://[::1]:9/a@b/p.zarr?***"),
-        ("u:secret@host/p.zarr", "host/p.zarr"),
+        ("http://u:pa?ss@host:9/p.zarr", "http://***@host:9/p.zarr"),
+        # A password with a `/` (not percent-encoded, as it should be).
+        ("https://user:pa/ss@host/x", "https://***@host/x"),
+        ("https://user:pa/s#s@host/x?t=1", "https://***@host/x?***"),
+        ("https://u:p@[::1]:9/a@b/p.zarr?t=1#f", "https://***@[::1]:9/a@b/p.zarr?***"),
+        ("https://host/a@b/p.zarr", "https://host/a@b/p.zarr"),
+        ("u:secret@host/p.zarr", "***@host/p.zarr"),
+        ("u:pa/ss@host/p.zarr", "***@host/p.zarr"),
+        ("bucket/a@b/p.zarr?x", "bucket/a@b/p.zarr?***"),
         ("http://host?sig=1", "http://host?***"),
+        ("http://host/p.zarr#frag", "http://host/p.zarr#***"),
     ],
 )
 def test_redacted_urls(url: str, shown: str) -> None:
+    """`_redacted` is the crate's `redact_url` (one implementation), which
+    shows nothing of a password, a `/` or `?` in it or not."""
+    from zarrs_extension_codecs._native import RemoteStore
     from zarrs_extension_codecs._remote import _redacted
 
     assert _redacted(url) == shown
+    for part in ("pa", "ss", "secret", "sig=1", "frag", "t=1"):
+        assert part not in shown, part
+    if "://" in url:
+        assert RemoteStore.redact_url(url) == shown
+
+
+def test_an_http_path_that_is_not_a_url_is_named_redacted() -> None:
+    """The reason an fsspec HTTP store is not mapped (logged) shows its path
+    redacted, then cut: no part of a password."""
+    from fsspec.implementations.http import HTTPFileSystem
+
+    fs = HTTPFileSystem(asynchronous=True)
+    for path in ["user:pa/ss@host/product.zarr", "user:" + "p" * 50 + "/q@host/x"]:
+        reason = remote_source(FsspecStore(fs, path=path, read_only=True))
+        assert isinstance(reason, str), reason
+        assert reason.startswith("fsspec HTTP store at a path that is not a URL"), reason
+        assert "***@host" in reason, reason
+        assert "pa/ss" not in reason
+        assert "pp" not in reason
+        assert "/q" not in reason
 
 
 def test_array_names_the_url_carries_as_they_are() -> None:
@@ -652,7 +684,16 @@ def test_an_array_whose_name_needs_escaping_is_read_through_zarrs_store(
     url = next(server)
     try:
         arr = open_remote(http_store(url), "band 4")
-        read_all(arr, data)
+        # Parts of shards through zarr's store: zarr's pipeline reads them
+        # (byte ranges), a fallback `raise` reports.
+        with (
+            zarr.config.set({"codec_pipeline.fallback": "raise"}),
+            pytest.raises(zec.FallbackError, match="parts of shards"),
+        ):
+            arr[0:16, 0:16]
+        with zarr.config.set({"codec_pipeline.fallback": "allow"}):
+            for selection in SELECTIONS:
+                assert np.asarray(arr[selection]).tobytes() == data[selection].tobytes()
         assert arr._async_array.codec_pipeline.native.arrays == {}
     finally:
         next(server, None)
@@ -795,6 +836,8 @@ def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
         replace(base, s3_config=keys[:1]),
         replace(base, anonymous=True),
         replace(base, read_ahead=0),
+        # An obstore `S3Store`'s: the profile files not read.
+        replace(base, read_profiles=False),
         RemoteSource("http://127.0.0.1:9/product.zarr"),
         RemoteSource("http://127.0.0.1:9/product.zarr?token=2"),
     ]
@@ -834,6 +877,30 @@ def test_arrays_share_a_store_only_when_every_request_would_be_the_same(
     named = shared_store(base)
     (tmp_path / "keys").write_text("[default]\naws_access_key_id = D\n")
     assert shared_store(base) is not named
+
+
+def test_a_store_that_reads_no_profile_is_kept_whatever_the_profile_files_say(
+    quiet_environment: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An obstore `S3Store`'s store (`read_profiles=False`) reads no profile
+    file: a profile file written or changed gives it no store of its own
+    (nor is it read for its key), while one that reads them gets another;
+    `AWS_*` variables count for both."""
+    keys = (("region", "eu-west-1"), ("access_key_id", "A"), ("secret_access_key", "S1"))
+    obstore_like = RemoteSource("s3://bucket/product.zarr", keys, read_profiles=False)
+    profiled = replace(obstore_like, read_profiles=True)
+    store, other = shared_store(obstore_like), shared_store(profiled)
+    assert store is not other
+    credentials = tmp_path / ".aws" / "credentials"
+    credentials.parent.mkdir()
+    credentials.write_text("[default]\naws_access_key_id = B\naws_secret_access_key = T\n")
+    (tmp_path / ".aws" / "config").write_text("[default]\nendpoint_url = http://127.0.0.1:9\n")
+    assert shared_store(obstore_like) is store
+    assert shared_store(profiled) is not other
+    quiet_environment.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    assert shared_store(obstore_like) is not store
+    quiet_environment.delenv("AWS_ENDPOINT_URL")
+    assert shared_store(obstore_like) is store
 
 
 def test_kept_stores_are_bounded_and_can_be_dropped(quiet_environment: pytest.MonkeyPatch) -> None:
@@ -985,8 +1052,20 @@ def test_a_failing_server_falls_back_to_zarrs_error(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def s3_private(product: Path) -> Iterator[tuple[str, str, str]]:
-    yield from servers.s3_private("private", product.parent)
+def s3_private_server(product: Path) -> Iterator[servers.Server]:
+    """moto's S3 with authentication enforced (`servers.s3_private`), and
+    its stand-in for the instance metadata service (`said[3]`, its port)."""
+    server = servers.Server("serve_s3.py", "--auth", f"private={product.parent}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def s3_private(s3_private_server: servers.Server) -> tuple[str, str, str]:
+    """The endpoint, and the access key and secret of its one reader."""
+    return s3_private_server.url, s3_private_server.said[1], s3_private_server.said[2]
 
 
 def provided_store(endpoint: str, prefix: str, provider: Any) -> ObjectStore:
@@ -1005,9 +1084,9 @@ def test_a_credential_provider_signs_the_remote_layers_requests(
     s3_private: tuple[str, str, str], product: Path, no_aws_environment: pytest.MonkeyPatch
 ) -> None:
     """obstore's `credential_provider` is called by the remote layer (once
-    for keys that expire in an hour; for each request when they expire
-    within the minute), on a thread of its own, and signs its requests
-    against a server that enforces them."""
+    for keys that expire in an hour; when they expire within the minute,
+    by each request that finds no call under way), on a thread of its own,
+    and signs its requests against a server that enforces them."""
     no_aws_environment.setenv("AWS_EC2_METADATA_DISABLED", "true")
     endpoint, key_id, secret = s3_private
     for lasting, most in [(timedelta(hours=1), 1), (timedelta(seconds=30), None)]:
@@ -1038,7 +1117,10 @@ def test_a_credential_provider_signs_the_remote_layers_requests(
         if most is not None:
             assert len(calls) == most
         else:
-            assert len(calls) >= requests_sent
+            # Keys within the minute are fetched again by every request
+            # that finds no call under way; those sent while one runs use
+            # the keys still valid (30 s) rather than wait behind it.
+            assert len(SELECTIONS[:3]) <= len(calls) <= requests_sent
 
 
 def test_a_failing_credential_provider_is_named(
@@ -1145,3 +1227,106 @@ def test_s3fs_with_a_profile_reads_through_the_remote_layer(
     (remote,) = native.arrays.values()
     assert remote.remote_fetched()[0] > 1
     assert native.remote.credential_provider._credentials is not None
+
+
+# --- obstore's S3Store signs as obstore does: no AWS profile file -----------------------
+
+
+def other_profile(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, region: str = "cn-north-1", keys: bool = True
+) -> Path:
+    """Profile files (`AWS_CONFIG_FILE`, `AWS_SHARED_CREDENTIALS_FILE`)
+    whose default profile is another identity: other keys (unless not
+    `keys`), a `credential_process` that leaves a mark and gives other
+    keys (which the AWS CLI runs only without the keys), an
+    `endpoint_url` where nothing listens and a `region` (`cn-north-1` is
+    another partition to moto, whose reader is unknown there). Where the
+    process's mark would be."""
+    import socket
+
+    with socket.socket() as sock:  # a loopback port, closed again
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    mark = tmp_path / "credential_process_ran"
+    process = tmp_path / "keys.sh"
+    process.write_text(
+        f"#!/bin/sh\ntouch '{mark}'\n"
+        'echo \'{"Version": 1, "AccessKeyId": "AKIAOTHER", "SecretAccessKey": "other"}\'\n'
+    )
+    process.chmod(0o755)
+    config = tmp_path / "profile-config"
+    config.write_text(
+        f"[default]\nregion = {region}\nendpoint_url = http://127.0.0.1:{closed}\n"
+        f"credential_process = {process}\n"
+    )
+    credentials = tmp_path / "profile-credentials"
+    other_keys = "aws_access_key_id = AKIAOTHER\naws_secret_access_key = o\n" if keys else ""
+    credentials.write_text(f"[default]\n{other_keys}")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    return mark
+
+
+def read_by_the_remote_layer(arr: zarr.Array, want: np.ndarray) -> None:
+    """The basic selections, read by the remote layer (`raise`: no
+    fallback to zarr's store), which sent its own requests."""
+    with zarr.config.set({"codec_pipeline.fallback": "raise"}):
+        for selection in SELECTIONS[:6]:
+            got = np.asarray(arr[selection])
+            assert got.tobytes() == want[selection].tobytes(), selection
+    native = arr._async_array.codec_pipeline.native
+    (remote,) = native.arrays.values()
+    assert remote.remote_fetched()[0] > 1
+
+
+def test_obstore_s3_with_keys_signs_without_the_profile_files(
+    s3_private: tuple[str, str, str],
+    product: Path,
+    no_aws_environment: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """An obstore `S3Store` with keys and an endpoint, and no region
+    (obstore's default, us-east-1), beside a default profile of another
+    identity, endpoint and region: the remote layer signs as obstore does,
+    for obstore's region (the profile's is refused by the server)."""
+    endpoint, key_id, secret = s3_private
+    mark = other_profile(no_aws_environment, tmp_path)
+    no_aws_environment.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3 = obstore.store.S3Store(
+        "private",
+        prefix=product.name,
+        endpoint=endpoint,
+        access_key_id=key_id,
+        secret_access_key=secret,
+        client_options={"allow_http": True},
+    )
+    for name in ["b04", "plain"]:
+        arr = open_remote(ObjectStore(s3, read_only=True), name)
+        read_by_the_remote_layer(arr, expected(product, name))
+        assert arr._async_array.codec_pipeline.native.remote.read_profiles is False
+    assert not mark.exists()
+
+
+def test_obstore_s3_with_instance_credentials_runs_no_credential_process(
+    s3_private_server: servers.Server,
+    product: Path,
+    no_aws_environment: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """An obstore `S3Store` with no keys signs with the instance role's
+    (obstore asks the instance metadata service, at `AWS_METADATA_ENDPOINT`);
+    so does the remote layer, never with the profile's keys nor its
+    `credential_process`, which obstore never runs."""
+    mark = other_profile(no_aws_environment, tmp_path, region="us-east-1", keys=False)
+    imds = f"http://127.0.0.1:{s3_private_server.said[3]}"
+    no_aws_environment.setenv("AWS_METADATA_ENDPOINT", imds)
+    s3 = obstore.store.S3Store(
+        "private",
+        prefix=product.name,
+        endpoint=s3_private_server.url,
+        region="us-east-1",
+        client_options={"allow_http": True},
+    )
+    arr = open_remote(ObjectStore(s3, read_only=True), "b04")
+    read_by_the_remote_layer(arr, expected(product, "b04"))
+    assert not mark.exists()

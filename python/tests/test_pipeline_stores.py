@@ -74,13 +74,24 @@ SELECTIONS: list[Any] = [
 ]
 
 
-def check(arr: zarr.Array, reference: np.ndarray) -> None:
-    """Every selection as zarr reads it, with no fallback to zarr's pipeline."""
+def check(arr: zarr.Array, reference: np.ndarray, *, shard_parts_in_rust: bool = True) -> None:
+    """Every selection as zarr reads it, with no fallback to zarr's pipeline;
+    but, with `shard_parts_in_rust` false (a store Rust neither reads
+    itself nor holds in memory), the selections that take parts of shards:
+    zarr's pipeline reads those (it fetches byte ranges), a fallback that
+    ``raise`` reports."""
     pipeline = arr._async_array.codec_pipeline
     assert isinstance(pipeline, zec.CodecPipeline)
     assert pipeline.native is not None
     with zarr.config.set({"codec_pipeline.fallback": "raise"}):
-        read_all(arr, reference)
+        if shard_parts_in_rust:
+            read_all(arr, reference)
+            return
+        assert np.asarray(arr[...]).tobytes() == reference.tobytes()
+        for selection in SELECTIONS[1:]:
+            with pytest.raises(zec.FallbackError, match="parts of shards"):
+                arr[selection]
+    read_all(arr, reference)
 
 
 def read_all(arr: zarr.Array, reference: np.ndarray) -> None:
@@ -118,18 +129,19 @@ def test_memory_store(product: Path, reference: np.ndarray) -> None:
 
 def test_wrapper_store(product: Path, reference: np.ndarray) -> None:
     """A store wrapping a LocalStore is read through zarr's store API."""
-    check(open_with_pipeline(WrapperStore(LocalStore(product, read_only=True))), reference)
+    store = WrapperStore(LocalStore(product, read_only=True))
+    check(open_with_pipeline(store), reference, shard_parts_in_rust=False)
 
 
 def test_fsspec_store(product: Path, reference: np.ndarray) -> None:
     store = FsspecStore.from_url(f"file://{product}", read_only=True)
-    check(open_with_pipeline(store), reference)
+    check(open_with_pipeline(store), reference, shard_parts_in_rust=False)
 
 
 def test_obstore_local(product: Path, reference: np.ndarray) -> None:
     obstore = pytest.importorskip("obstore")
     store = ObjectStore(obstore.store.LocalStore(str(product)), read_only=True)
-    check(open_with_pipeline(store), reference)
+    check(open_with_pipeline(store), reference, shard_parts_in_rust=False)
 
 
 @pytest.fixture(scope="module")

@@ -18,22 +18,29 @@ and `CastValue`, for what zarrs is not given:
   selection (slices of step 1, integers) is decoded straight into zarr's
   output, one call per read; any other (steps, integer or boolean arrays)
   is decoded into a temporary, one call per read, and numpy picks the
-  elements from it.
+  elements from it. zarr gives an edge chunk's full shape: only its part
+  inside the array is read (zarrs refuses the rest).
 - writes: chunks are encoded by Rust and stored through zarr's store API
   (read-modify-write for partial chunks) where zarrs writes the same bytes
   as zarr (see `_BYTE_IDENTICAL`); other chains are written by zarr's own
   pipeline.
 - what zarrs cannot open (a codec it does not have, a data type without a
   fixed size, Zarr v2 metadata), an output that is not a numpy array (GPU
-  buffers), chunk keys it cannot parse, and the inner pipelines zarr's
-  sharding codec makes: zarr's own pipeline. Logged once at debug level;
-  with ``zarr.config.set({"codec_pipeline.fallback": "raise"})`` (or
+  buffers), chunk keys it cannot parse, parts of shards from a store Rust
+  does not read (but a `MemoryStore`), and the inner pipelines zarr's
+  sharding codec makes: zarr's own pipeline. Each goes through
+  `_fallback`: logged at debug level; with
+  ``zarr.config.set({"codec_pipeline.fallback": "raise"})`` (or
   ``ZARR_CODEC_PIPELINE__FALLBACK=raise``) a `FallbackError` instead.
+- a chunk zarrs cannot decode, of an array it reads: a `ValueError` naming
+  the chunk, not a second read by zarr's pipeline (a failure of the remote
+  layer excepted: zarr's store may still serve the chunk).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -44,10 +51,10 @@ import zarr
 from zarr.abc.codec import CodecPipeline as _CodecPipeline
 from zarr.abc.codec import GetResult
 from zarr.core.buffer import default_buffer_prototype
-from zarr.core.chunk_utils import chunk_is_empty
+from zarr.core.chunk_utils import chunk_is_empty, fill_value_or_default
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.metadata.v3 import ArrayV3Metadata
-from zarr.storage import LocalStore
+from zarr.storage import LocalStore, MemoryStore
 from zarr.storage._common import StorePath
 
 from zarrs_extension_codecs._native import ChunkArray, pipeline_threads
@@ -133,6 +140,12 @@ class _Native:
     # the crate's remote layer (`RemoteSource`), or nowhere (`None`: zarr's
     # store API fetches, Rust decodes).
     remote: RemoteSource | None = None
+    # The chunk shape of a regular chunk grid (else `None`): where a chunk
+    # lies, to grow zarrs' array with zarr's (`_cover`).
+    grid: tuple[int, ...] | None = None
+    # The inner chunk shape of a sharded array (else `None`): which inner
+    # chunks a selection of points needs (`_inner_boxes`).
+    inner: tuple[int, ...] | None = None
     # Caches, not part of what the pipeline is (a pickled copy, which has
     # none, equals its original): the zarrs arrays opened so far, and the
     # process they were opened in.
@@ -197,23 +210,21 @@ class _Native:
         return "/".join(pieces[: len(pieces) - parts]), coords
 
 
-def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
+def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
+    """What zarrs is given of the array, or why it is given nothing."""
     try:
         dtype = np.dtype(metadata.data_type.to_native_dtype())
     except Exception as e:
-        _fallback(f"data type {metadata.data_type}: {e}")
-        return None
+        return f"data type {metadata.data_type}: {e}"
     if dtype.hasobject or dtype.kind in "OUSV" or dtype.fields is not None:
-        _fallback(f"data type {metadata.data_type} ({dtype}) has no fixed size in numpy")
-        return None
+        return f"data type {metadata.data_type} ({dtype}) has no fixed size in numpy"
     raw = metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
     json = raw.decode()
     try:
         # Kept: the array for reads that hand in the chunks' bytes.
         checked = ChunkArray(json)
     except (ValueError, TypeError) as e:
-        _fallback(str(e))
-        return None
+        return str(e)
     names = _names(metadata.codecs)
     writes = names <= _BYTE_IDENTICAL
     remote = None
@@ -222,6 +233,9 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
         if isinstance(remote, str):
             log.debug("zarr's store API fetches the chunks: %s", remote)
             remote = None
+    from zarr.core.metadata.v3 import RegularChunkGridMetadata
+
+    grid = metadata.chunk_grid
     return _Native(
         metadata,
         json,
@@ -230,8 +244,18 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | None:
         writes,
         "sharding_indexed" in names,
         remote,
+        tuple(grid.chunk_shape) if isinstance(grid, RegularChunkGridMetadata) else None,
+        _inner_chunk_shape(metadata),
         detached=[checked],
     )
+
+
+def _inner_chunk_shape(metadata: ArrayV3Metadata) -> tuple[int, ...] | None:
+    """The shape of a sharded array's inner chunks, else `None`."""
+    from zarr.codecs import ShardingCodec
+
+    first = metadata.codecs[0] if metadata.codecs else None
+    return tuple(first.chunk_shape) if isinstance(first, ShardingCodec) else None
 
 
 def _basic(selection: SelectorTuple) -> bool:
@@ -279,6 +303,12 @@ class CodecPipeline(_CodecPipeline):
 
     inner: BatchedCodecPipeline
     native: _Native | None = None
+    # Why an array's pipeline has no `native` (said again at every read and
+    # write, so that a `raise` set after the array was opened still
+    # catches them); `None` for the pipelines zarr builds from codecs
+    # alone (its sharding codec's inner ones), which run only inside zarr's
+    # own pipeline, itself reached through `_fallback`.
+    why: str | None = None
 
     # --- construction ---------------------------------------------------------------
 
@@ -309,10 +339,16 @@ class CodecPipeline(_CodecPipeline):
             prototype=default_buffer_prototype(),
         )
         inner = BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
-        return cls(inner=inner, native=_open_native(array_metadata, store))
+        native = _open_native(array_metadata, store)
+        if isinstance(native, str):
+            _fallback(native)
+            return cls(inner=inner, why=native)
+        return cls(inner=inner, native=native)
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
-        return type(self)(inner=self.inner.evolve_from_array_spec(array_spec), native=self.native)
+        return type(self)(
+            inner=self.inner.evolve_from_array_spec(array_spec), native=self.native, why=self.why
+        )
 
     # --- what zarr asks of every pipeline: the inner one answers ---------------------
 
@@ -395,6 +431,8 @@ class CodecPipeline(_CodecPipeline):
         if not batch:
             return ()
         if self.native is None:
+            if self.why is not None:
+                _fallback(self.why)
             return await self.inner.read(batch, out, drop_axes)
         target = out.as_ndarray_like()
         if type(target) is not np.ndarray or target.dtype != self.native.dtype:
@@ -406,13 +444,21 @@ class CodecPipeline(_CodecPipeline):
         if isinstance(plan, str):
             _fallback(plan)
             return await self.inner.read(batch, out, drop_axes)
+        native = self.native
+        prefix, coords = plan
         try:
             return await self._read(batch, out, drop_axes, plan, target)
         except ValueError as e:
-            # zarr's pipeline reads the batch again: its result if it can
-            # (zarrs refused what zarr accepts), else its own exception, with
-            # zarrs' account (which names the chunk) as a note.
-            log.debug("zarr's own pipeline after zarrs' error: %s", e)
+            if prefix is None or native.remote is None:
+                # The array is one zarrs reads: its error is the answer
+                # (reading the chunks again with zarr would double the I/O
+                # and hide what went wrong).
+                raise _chunk_error("read", native, coords, e) from e
+            # The remote layer reads another way than zarr's store does (a
+            # mapped setting, its own connections): zarr's pipeline reads
+            # through the store itself, and raises its own exception if that
+            # fails too, with the remote layer's account as a note.
+            _fallback(f"the remote layer failed: {e}")
             try:
                 return await self.inner.read(batch, out, drop_axes)
             except Exception as theirs:
@@ -435,13 +481,18 @@ class CodecPipeline(_CodecPipeline):
             and target.flags.writeable
             and all(_basic(cs) and _basic(sel) for _, _, cs, sel, _ in batch)
         )
-        if self.native.sharded and (prefix is None or not basic) and not all(c for *_, c in batch):
-            # Parts of shards that zarrs would have to decode whole: from a
-            # store it does not read itself (whole shards fetched), or for a
-            # selection it decodes through a temporary (whole shards
-            # decoded). zarr's pipeline fetches and decodes only the inner
-            # chunks they need.
-            log.debug("zarr's own pipeline: parts of shards, read by inner chunk")
+        if (
+            self.native.sharded
+            and prefix is None
+            and type(self.native.store) is not MemoryStore
+            and not all(c for *_, c in batch)
+        ):
+            # Parts of shards from a store Rust does not read itself: it
+            # would be handed whole shards, where zarr's pipeline fetches
+            # the index and the inner chunks the read needs. (A
+            # MemoryStore's shards are in memory already: handed whole, of
+            # which Rust decodes the inner chunks the read needs.)
+            _fallback("parts of shards from a store Rust does not read: zarr's reads byte ranges")
             return await self.inner.read(batch, out, drop_axes)
         array = self.native.array(prefix)
         encoded = None if prefix is not None else await self._fetch(batch)
@@ -451,6 +502,7 @@ class CodecPipeline(_CodecPipeline):
             regions = _basic_regions(batch, coords, target)
             if regions is not None:
                 view, regs = regions
+                _cover(self.native, array, coords, [r[1] for r in regs])
                 present = await read(view, regs)
                 return tuple(GetResult(status="present" if p else "missing") for p in present)
         return await self._read_via_temporary(read, batch, coords, target, drop_axes)
@@ -480,23 +532,21 @@ class CodecPipeline(_CodecPipeline):
                 temp = np.empty((n * shape[0], *shape[1:]), dtype=self.native.dtype)
             else:
                 temp = np.empty((n,), dtype=self.native.dtype)
-            regions = []
-            for i, c in enumerate(coords[first : first + group]):
-                full = [(0, s) for s in shape]
-                if shape:
-                    out = [(i * shape[0], (i + 1) * shape[0]), *full[1:]]
-                    regions.append((list(c), full, out))
-                else:
-                    regions.append((list(c), [], []))
             if shape:
-                present = await read(temp, regions, first=first)
+                regions, chunk_of = _temporary_regions(
+                    self.native, read.array, part, coords[first : first + group]
+                )
+                by_region = await read(temp, regions, first=first, chunk_of=chunk_of)
+                # A chunk is stored as its first region says.
+                firsts = _first_regions(chunk_of)
+                present = [by_region[firsts[i]] for i in range(n)]
                 chunks = temp.reshape((n, *shape))
             else:
                 # Zero-dimensional: one chunk of one element each call.
                 present = []
-                for i, region in enumerate(regions):
+                for i, c in enumerate(coords[first : first + group]):
                     one = temp[i : i + 1].reshape(())
-                    present.extend(await read(one, [region], first=first + i, threads=1))
+                    present.extend(await read(one, [(list(c), [], [])], first=first + i, threads=1))
                 chunks = temp.reshape((n,))
             for i, (_, _, chunk_selection, out_selection, _) in enumerate(part):
                 selected = chunks[i][chunk_selection]
@@ -519,6 +569,8 @@ class CodecPipeline(_CodecPipeline):
             return
         native = self.native
         if native is None:
+            if self.why is not None:
+                _fallback(self.why)
             await self.inner.write(batch, value, drop_axes)
             return
         if not native.writes:
@@ -541,8 +593,17 @@ class CodecPipeline(_CodecPipeline):
             _fallback("chunks of different shapes in one batch")
             await self.inner.write(batch, value, drop_axes)
             return
+        # The chunks written are in the array as zarr has it now.
+        shape = tuple(batch[0][1].shape)
+        boxes = [_spans(cs, shape) for _, _, cs, _, _ in batch]
+        _cover(native, native.array(None), coords, [[s or (0, 1) for s in b] for b in boxes])
         try:
-            encoded = await _encode(native, batch, coords, source, drop_axes)
+            chunks = await _merged(native, batch, coords, source, drop_axes)
+        except ValueError as e:
+            # A stored chunk zarrs cannot decode: an error, as for a read.
+            raise _chunk_error("read for a write", native, coords, e) from e
+        try:
+            encoded = await _encode(native, batch, coords, chunks)
         except ValueError as e:
             # Nothing is stored yet: zarr's pipeline writes the batch, or
             # raises its own error for it (the crate refuses some writes
@@ -591,10 +652,21 @@ class _Reader:
         *,
         first: int = 0,
         threads: int | None = None,
+        chunk_of: list[int] | None = None,
     ) -> list[bool]:
-        """Read `regions` (the batch's from its `first` on) into `out`;
-        whether each chunk is stored."""
-        encoded = None if self.encoded is None else self.encoded[first : first + len(regions)]
+        """Read `regions` (the batch's from its `first` on; region `k` of
+        chunk `first + chunk_of[k]`, else one region a chunk) into `out`;
+        whether each region's chunk is stored."""
+        encoded = None
+        if self.encoded is not None and chunk_of is None:
+            encoded = self.encoded[first : first + len(regions)]
+        elif self.encoded is not None and chunk_of is not None:
+            # A chunk's bytes with its first region only: Rust stores them
+            # once (its other regions then read as "not stored").
+            firsts = _first_regions(chunk_of)
+            encoded = [
+                self.encoded[first + k] if firsts[k] == i else None for i, k in enumerate(chunk_of)
+            ]
         got = await asyncio.to_thread(
             self.array.read_into,
             out,
@@ -605,6 +677,163 @@ class _Reader:
             self.io_threads,
         )
         return [True] * len(regions) if got is None else got
+
+
+def _temporary_regions(
+    native: _Native, array: ChunkArray, part: list[BatchInfo], coords: list[tuple[int, ...]]
+) -> list[Any]:
+    """Each chunk's region of a temporary of `len(part)` chunks stacked on
+    the first axis: the box of the chunk its selection picks from, put at
+    the same place in the chunk's slot (so the selection picks from the
+    slot as from the chunk). Only the box is decoded: of an edge chunk, no
+    element outside the array (zarrs refuses those), of a shard, only the
+    inner chunks the box meets."""
+    shape = tuple(part[0][1].shape)
+    spans = [_spans(chunk_selection, shape) for _, _, chunk_selection, _, _ in part]
+    # What zarr picks is inside the array as zarr has it now.
+    _cover(native, array, coords, [[s or (0, 1) for s in span] for span in spans])
+    extents = array.extents([list(c) for c in coords])
+    regions = []
+    chunk_of = []
+    for i, (c, extent, span) in enumerate(zip(coords, extents, spans, strict=True)):
+        # A dimension whose selection is of a kind not known here: the
+        # chunk's whole part inside the array.
+        box = [s if s is not None else (0, n) for s, n in zip(span, extent, strict=True)]
+        offset = i * shape[0]
+        for sub in _inner_boxes(part[i][2], box, native.inner):
+            out = [(offset + sub[0][0], offset + sub[0][1]), *sub[1:]]
+            regions.append((list(c), sub, out))
+            chunk_of.append(i)
+    return regions, chunk_of
+
+
+def _first_regions(chunk_of: list[int]) -> dict[int, int]:
+    """The index of each chunk's first region."""
+    firsts: dict[int, int] = {}
+    for k, chunk in enumerate(chunk_of):
+        firsts.setdefault(chunk, k)
+    return firsts
+
+
+def _inner_boxes(
+    selection: Any, box: list[tuple[int, int]], inner: tuple[int, ...] | None
+) -> list[list[tuple[int, int]]]:
+    """`box` of a shard whose inner chunks are of shape `inner`, as the
+    parts of the inner chunks `selection` picks from: a few points of a
+    large shard then decode their inner chunks, not all those between
+    them. `[box]` for an array that is not sharded, and for selections of
+    slices and integers alone (their box is what they pick from)."""
+    if inner is None or not isinstance(selection, tuple) or len(selection) != len(box):
+        return [box]
+    if not any(isinstance(s, np.ndarray) for s in selection):
+        return [box]
+    cells = _points_cells(selection, inner)
+    if cells is None:
+        per_dim = [_cells(s, b, i) for s, b, i in zip(selection, box, inner, strict=True)]
+        cells = list(itertools.product(*per_dim))
+    if not cells:
+        return [box]
+    return [
+        [
+            (max(c * i, lo), min((c + 1) * i, hi))
+            for c, i, (lo, hi) in zip(cell, inner, box, strict=True)
+        ]
+        for cell in cells
+    ]
+
+
+def _points_cells(selection: tuple[Any, ...], inner: tuple[int, ...]) -> list[Any] | None:
+    """The inner chunks of a coordinate selection (`vindex`: one integer
+    array a dimension, of one length), once each; `None` for another."""
+    if (
+        not all(
+            isinstance(s, np.ndarray) and s.ndim == 1 and s.dtype.kind in "iu" for s in selection
+        )
+        or len({s.shape for s in selection}) != 1
+    ):
+        return None
+    at = np.stack([s // i for s, i in zip(selection, inner, strict=True)], axis=1)
+    return [tuple(int(v) for v in row) for row in np.unique(at, axis=0)]
+
+
+def _cells(s: Any, box: tuple[int, int], inner: int) -> list[int]:
+    """The inner chunks, in one dimension, that `s` picks from in `box`."""
+    lo, hi = box
+    if isinstance(s, np.ndarray) and s.dtype.kind in "iu" and s.size:
+        picked = s.ravel()
+    elif isinstance(s, np.ndarray) and s.ndim == 1 and s.dtype == bool and s.any():
+        picked = np.flatnonzero(s)
+    elif isinstance(s, slice):
+        picked = np.arange(*s.indices(hi))
+    else:
+        return list(range(lo // inner, (hi - 1) // inner + 1))
+    return [int(c) for c in np.unique(picked[(picked >= lo) & (picked < hi)] // inner)]
+
+
+def _spans(selection: Any, shape: tuple[int, ...]) -> list[tuple[int, int] | None]:
+    """`(start, stop)` in each dimension of the smallest box of a chunk of
+    `shape` that holds every element `selection` (zarr's selection of the
+    chunk) picks; `None` in a dimension whose selection is of a kind not
+    known here."""
+    if not isinstance(selection, tuple) or len(selection) != len(shape):
+        return [None] * len(shape)
+    return [_span(s, n) for s, n in zip(selection, shape, strict=True)]
+
+
+def _cover(
+    native: _Native,
+    array: ChunkArray,
+    coords: list[tuple[int, ...]],
+    boxes: list[list[tuple[int, int]]],
+) -> None:
+    """Grow zarrs' array to hold each chunk's `box`: zarr grows an array
+    (`resize`, `append`) in place, without telling its pipeline, and its
+    selections are of the array as it is now."""
+    if native.grid is None or not coords:
+        return
+    needed = [0] * len(native.grid)
+    for c, box in zip(coords, boxes, strict=True):
+        for d, (size, (_, stop)) in enumerate(zip(native.grid, box, strict=True)):
+            needed[d] = max(needed[d], c[d] * size + stop)
+    array.cover(needed)
+
+
+def _span(s: Any, n: int) -> tuple[int, int] | None:
+    """`(first, last + 1)` of what `s` picks in a dimension of `n`
+    elements, or `None` if not known (or nothing is picked)."""
+    if isinstance(s, slice):
+        picked = range(*s.indices(n))
+        if len(picked) == 0:
+            return None
+        low, high = min(picked[0], picked[-1]), max(picked[0], picked[-1])
+    elif isinstance(s, (int, np.integer)):
+        low = high = int(s)
+    elif isinstance(s, np.ndarray) and s.size and s.dtype.kind in "iu":
+        low, high = int(s.min()), int(s.max())
+    elif isinstance(s, np.ndarray) and s.ndim == 1 and s.dtype == bool and s.any():
+        picked_at = np.flatnonzero(s)
+        low, high = int(picked_at[0]), int(picked_at[-1])
+    else:
+        return None
+    # zarr's chunk selections count from the chunk's origin; anything else
+    # (negative, beyond the array) is left to numpy over the whole extent.
+    if low < 0 or high >= n:
+        return None
+    return (low, high + 1)
+
+
+def _chunk_error(
+    what: str, native: _Native, coords: list[tuple[int, ...]], error: ValueError
+) -> ValueError:
+    """`error`, a failure of zarrs on an array it supports, as the
+    exception to raise: named for the pipeline, with the chunks' keys if
+    zarrs' message names none of them."""
+    message = str(error)
+    keys = [native.metadata.encode_chunk_key(c) for c in coords]
+    if not any(k in message for k in keys):
+        shown = ", ".join(keys[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+        message = f"{message} (chunks {shown})"
+    return ValueError(f"zarrs_extension_codecs.CodecPipeline could not {what}: {message}")
 
 
 def _concurrency() -> int:
@@ -650,20 +879,46 @@ def _basic_regions(
     return view, regions
 
 
-async def _encode(
+async def _merged(
     native: _Native,
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-) -> list[bytes | None]:
-    """Merge `source` into each chunk (read-modify-write for partial ones)
-    and encode it in Rust: the bytes to store, `None` to delete."""
-    from zarr.core.buffer import cpu
-
+) -> list[np.ndarray[Any, Any]]:
+    """Each chunk of a write, `source` merged into what is stored (read,
+    modify, write for a partial chunk), as zarr's pipeline merges it."""
     shape = tuple(batch[0][1].shape)
-    array = native.array(None)
-    dtype = native.dtype
+    decoded = await _stored_chunks(native, batch, coords, shape)
+    chunks: list[np.ndarray[Any, Any]] = []
+    for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
+        if source.ndim == 0:
+            chunk_value: Any = source
+        else:
+            chunk_value = source[out_selection]
+            if drop_axes:
+                item = tuple(None if d in drop_axes else slice(None) for d in range(len(shape)))
+                chunk_value = chunk_value[item]
+        if complete and getattr(chunk_value, "shape", None) == shape:
+            chunk = np.ascontiguousarray(chunk_value, dtype=native.dtype)
+        else:
+            chunk = decoded.get(i)
+            if chunk is None:
+                chunk = np.full(shape, fill_value_or_default(spec), dtype=native.dtype)
+            chunk[chunk_selection] = chunk_value
+        chunks.append(chunk)
+    return chunks
+
+
+async def _stored_chunks(
+    native: _Native,
+    batch: list[BatchInfo],
+    coords: list[tuple[int, ...]],
+    shape: tuple[int, ...],
+) -> dict[int, np.ndarray[Any, Any]]:
+    """The stored chunks a write only partly covers, decoded whole (an edge
+    chunk's part outside the array too, which zarr keeps as stored), by
+    their index in the batch; a chunk not stored is not here."""
     limit = asyncio.Semaphore(_concurrency())
 
     async def existing(i: int) -> bytes | None:
@@ -675,50 +930,27 @@ async def _encode(
         return None if buffer is None else buffer.to_bytes()
 
     olds = await asyncio.gather(*(existing(i) for i in range(len(batch))))
-    need = [i for i, (_, _, _, _, complete) in enumerate(batch) if not complete]
-    chunks: list[np.ndarray[Any, Any]] = []
-    decoded: dict[int, np.ndarray[Any, Any]] = {}
-    if need:
-        n = len(need)
-        if shape:
-            temp = np.empty((n * shape[0], *shape[1:]), dtype=dtype)
-            regions = [
-                (
-                    list(coords[i]),
-                    [(0, s) for s in shape],
-                    [(k * shape[0], (k + 1) * shape[0])] + [(0, s) for s in shape[1:]],
-                )
-                for k, i in enumerate(need)
-            ]
-            await asyncio.to_thread(
-                array.read_into, temp, regions, [olds[i] for i in need], _threads()
-            )
-            stacked = temp.reshape((n, *shape))
-            for k, i in enumerate(need):
-                decoded[i] = stacked[k]
-        else:
-            for i in need:
-                one = np.empty((), dtype=dtype)
-                await asyncio.to_thread(
-                    array.read_into, one, [(list(coords[i]), [], [])], [olds[i]], 1
-                )
-                decoded[i] = one
-    for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
-        if source.ndim == 0:
-            chunk_value: Any = source
-        else:
-            chunk_value = source[out_selection]
-            if drop_axes:
-                item = tuple(None if d in drop_axes else slice(None) for d in range(len(shape)))
-                chunk_value = chunk_value[item]
-        if complete and getattr(chunk_value, "shape", None) == shape:
-            chunk = np.ascontiguousarray(chunk_value, dtype=dtype)
-        else:
-            chunk = decoded.get(i)
-            if chunk is None:
-                chunk = np.full(shape, spec.fill_value, dtype=dtype)
-            chunk[chunk_selection] = chunk_value
-        chunks.append(chunk)
+    stored = [(i, old) for i, old in enumerate(olds) if old is not None]
+    if not stored:
+        return {}
+    out = np.empty((len(stored), *shape), dtype=native.dtype)
+    chunks = [(list(coords[i]), old) for i, old in stored]
+    await asyncio.to_thread(native.array(None).decode_chunks, out, chunks, _threads())
+    # `out[k, ...]`: a view, zero-dimensional for a zero-dimensional array.
+    return {i: out[k, ...] for k, (i, _) in enumerate(stored)}
+
+
+async def _encode(
+    native: _Native,
+    batch: list[BatchInfo],
+    coords: list[tuple[int, ...]],
+    chunks: list[np.ndarray[Any, Any]],
+) -> list[bytes | None]:
+    """Each chunk encoded in Rust: the bytes to store, `None` to delete
+    (a chunk of fill values, as zarr drops it)."""
+    from zarr.core.buffer import cpu
+
+    array = native.array(None)
 
     def encode_all() -> list[bytes | None]:
         result: list[bytes | None] = []

@@ -49,9 +49,13 @@ it holds can be carried over:
 What is not mapped is named in a debug log line (a subclass of a mapped
 store is not looked at: zarr's store reads it). Nothing is fetched when
 the remote store is set up; it reads what obstore or fsspec would read,
-from the same URL, signed the same way (the remote layer looks for AWS
-credentials where the AWS tools do, a little further than obstore:
-also the shared profile files).
+from the same URL, signed the same way: a mapped obstore `S3Store` signs
+with its settings, its `credential_provider`, the ``AWS_*`` environment
+and container or instance credentials, as obstore does, never with what
+the AWS profile files say (`read_profiles=False`: obstore does not read
+them, so neither their keys, `credential_process`, region nor
+`endpoint_url` apply); an s3fs store with botocore's keys for its
+profile, as s3fs.
 
 The remote stores opened are kept (`shared_store`): an array opened later
 at the same URL, with the same settings, in the same environment, reads
@@ -169,6 +173,10 @@ class RemoteSource:
     url: str
     s3_config: tuple[tuple[str, str], ...] = ()
     anonymous: bool | None = None
+    # Whether the remote layer may read the AWS profile files (keys,
+    # `credential_process`, region, `endpoint_url`): not for an obstore
+    # `S3Store`, which never reads them.
+    read_profiles: bool = True
     read_ahead: int | None = None
     # How many stores `shared_store` keeps (`stores_kept`, taken when the
     # array is opened).
@@ -239,18 +247,14 @@ def remote_source(store: Store) -> RemoteSource | str | None:
 
 
 def _redacted(url: str) -> str:
-    """`url` without user-info (whatever it holds: the authority ends at
-    the first ``/`` after the last ``@`` before it) and fragment, its query
-    string as ``?***``."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "", url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = authority.rpartition("@")[2]
-    shown = f"{scheme}{sep}{authority}{slash}{path}".split("#")[0]
-    base, query, _ = shown.partition("?")
-    return base + ("?***" if query else "")
+    """`url` as the remote layer shows it (the crate's `redact_url`, one
+    implementation for both): its user-info as ``***`` (also a password
+    with a ``/``, ``?`` or ``#`` not percent-encoded), its query string
+    and fragment as ``***``. Text without a scheme is read as what follows
+    one (a path may hold user-info: ``user:pw@host/p``)."""
+    if "://" in url:
+        return RemoteStore.redact_url(url)
+    return RemoteStore.redact_url(f"x://{url}").removeprefix("x://")
 
 
 def _text(value: object) -> str:
@@ -286,7 +290,10 @@ def _obstore(inner: object) -> RemoteSource | str | None:
     prefix = str(inner.prefix or "").strip("/")
     url = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
     settings = tuple((k, _text(v)) for k, v in sorted(config.items()))
-    return RemoteSource(url, settings, credential_provider=provider)
+    # obstore reads no profile file: neither may the store that stands for
+    # it (another identity, endpoint or region; a `credential_process`
+    # obstore would never run).
+    return RemoteSource(url, settings, read_profiles=False, credential_provider=provider)
 
 
 def _asynchronous(provider: object) -> bool:
@@ -313,7 +320,8 @@ def _fsspec(store: object) -> RemoteSource | str | None:
         return "fsspec HTTP file system with a client of its own or encoded URLs"
     url = str(getattr(store, "path", ""))
     if not url.startswith(("http://", "https://")):
-        return f"fsspec HTTP store at a path that is not a URL ({url[:40]!r})"
+        # Redacted before it is cut: a cut could leave a password's start.
+        return f"fsspec HTTP store at a path that is not a URL ({_redacted(url)[:60]!r})"
     base, query, rest = url.partition("?")
     return RemoteSource(f"{base.rstrip('/')}{query}{rest}")
 
@@ -625,12 +633,13 @@ def _shared_file(env: dict[str, str], variable: str, name: str) -> Path | None:
     return Path(path)
 
 
-def _environment(s3: bool) -> tuple[Any, ...]:
+def _environment(s3: bool, profiles: bool = True) -> tuple[Any, ...]:
     """What a store's settings come from besides its `RemoteSource`: the
     environment variables its HTTP client reads (proxies, certificates)
     and, for an `s3://` store (`s3`), those the remote layer reads (every
     `AWS_*` one: credentials, region, endpoint, ...; the home directory)
-    and the contents of the shared AWS profile files, as digests."""
+    and, when it reads them (`profiles`: not for an obstore `S3Store`),
+    the contents of the shared AWS profile files, as digests."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -638,6 +647,8 @@ def _environment(s3: bool) -> tuple[Any, ...]:
     }
     if not s3:
         return tuple(sorted(env.items()))
+    if not profiles:
+        return (tuple(sorted(env.items())), None)
     files = (
         _shared_file(env, "AWS_SHARED_CREDENTIALS_FILE", "credentials"),
         _shared_file(env, "AWS_CONFIG_FILE", "config"),
@@ -649,7 +660,8 @@ def shared_store(source: RemoteSource) -> RemoteStore:
     """The remote store for `source`'s arrays: one kept from an earlier
     array if it was opened for the same URL, settings, signing choice and
     read-ahead, in the same environment (the same `AWS_*`, home, proxy and
-    certificate variables, the AWS profile files unchanged), else a new
+    certificate variables, the AWS profile files unchanged when the store
+    reads them: not for an obstore `S3Store`), else a new
     one, kept for the next (up to `source.stores_kept`, that is
     `codec_pipeline.remote_stores_kept` when the array was opened, the
     least recently used dropped first).
@@ -663,11 +675,19 @@ def shared_store(source: RemoteSource) -> RemoteStore:
     kept = source.stores_kept
     if kept == 0:
         return _open(source)
-    environment = _environment(source.url.startswith("s3://"))
+    environment = _environment(source.url.startswith("s3://"), source.read_profiles)
     # The provider by identity: a kept store holds it, so its id is not
     # reused while the key is.
     provider = id(source.credential_provider) if source.credential_provider is not None else None
-    key = (source.url, source.s3_config, source.anonymous, source.read_ahead, provider, environment)
+    key = (
+        source.url,
+        source.s3_config,
+        source.anonymous,
+        source.read_ahead,
+        source.read_profiles,
+        provider,
+        environment,
+    )
     with _KEPT_LOCK:
         _forget_parents()
         store = _KEPT.get(key)
@@ -683,13 +703,14 @@ def shared_store(source: RemoteSource) -> RemoteStore:
 
 def _open(source: RemoteSource) -> RemoteStore:
     """A new store for `source` (which fetches nothing: it reads no more
-    than the environment and the profile files)."""
+    than the environment and, with `read_profiles`, the profile files)."""
     return RemoteStore(
         source.url,
         list(source.s3_config),
         source.anonymous,
         source.read_ahead,
         source.credential_provider,
+        read_profiles=source.read_profiles,
     )
 
 

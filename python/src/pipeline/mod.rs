@@ -28,7 +28,7 @@ mod threads;
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -68,7 +68,9 @@ fn ranges(pairs: Vec<(u64, u64)>) -> Vec<Range<u64>> {
 /// One zarr array, opened by zarrs from its metadata, for the pipeline.
 #[pyclass(frozen, name = "ChunkArray", module = "zarrs_extension_codecs._native")]
 pub struct ChunkArray {
-    array: Array<dyn ReadableStorageTraits>,
+    /// Behind a lock: the shape only grows (see `cover`), and a read holds
+    /// the array it started with.
+    array: RwLock<Arc<Array<dyn ReadableStorageTraits>>>,
     /// Whether `array` reads its chunks from a store of its own (else
     /// every read is given the chunks' bytes).
     has_store: bool,
@@ -153,7 +155,7 @@ impl ChunkArray {
             )));
         }
         Ok(Self {
-            array,
+            array: RwLock::new(Arc::new(array)),
             has_store,
             remote: remote_store,
         })
@@ -172,7 +174,7 @@ impl ChunkArray {
     fn chunk_key(&self, coords: Vec<u64>) -> String {
         // The encoding alone: `Array::chunk_key` puts the array's path in
         // front, which a remote array has.
-        self.array
+        self.array()
             .chunk_key_encoding()
             .encode(&coords)
             .as_str()
@@ -225,13 +227,14 @@ impl ChunkArray {
             .collect();
         let out_shape: Vec<u64> = out.shape().iter().map(|&n| n as u64).collect();
         let key = |coords: &[u64]| self.chunk_key(coords.to_vec());
-        regions::check(&self.array, &regions, &out_shape, key).map_err(PyValueError::new_err)?;
+        let own = self.array();
+        regions::check(&own, &regions, &out_shape, key).map_err(PyValueError::new_err)?;
         self.element_size(out)?;
 
         let given;
         let mut present: Option<Vec<bool>> = None;
         let array: &Array<dyn ReadableStorageTraits> = match encoded {
-            None if self.has_store => &self.array,
+            None if self.has_store => &own,
             None => {
                 return Err(PyValueError::new_err(
                     "the array has no store: pass the chunks' bytes as `encoded`",
@@ -249,15 +252,13 @@ impl ChunkArray {
                 present = Some(chunks.iter().map(Option::is_some).collect());
                 for (region, bytes) in regions.iter().zip(chunks) {
                     if let Some(bytes) = bytes {
-                        let key = self.array.chunk_key(&region.coords);
+                        let key = own.chunk_key(&region.coords);
                         store
                             .set(&key, bytes::Bytes::copy_from_slice(bytes.as_bytes()))
                             .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
                     }
                 }
-                given = self
-                    .array
-                    .with_storage(Arc::new(store) as Arc<dyn ReadableStorageTraits>);
+                given = own.with_storage(Arc::new(store) as Arc<dyn ReadableStorageTraits>);
                 &given
             }
         };
@@ -291,8 +292,8 @@ impl ChunkArray {
         chunk: &Bound<'py, PyUntypedArray>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let key = self.chunk_key(coords.clone());
-        let shape = self
-            .array
+        let array = self.array();
+        let shape = array
             .chunk_shape(&coords)
             .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
         let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
@@ -310,7 +311,6 @@ impl ChunkArray {
         let src = ro
             .as_slice()
             .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
-        let array = &self.array;
         let encoded = py
             .detach(|| {
                 array.codecs().encode(
@@ -324,18 +324,180 @@ impl ChunkArray {
             .map_err(|e| PyValueError::new_err(format!("chunk {key}: {}", error_chain(&e))))?;
         Ok(PyBytes::new(py, &encoded))
     }
+
+    /// For each chunk at `coords`, how many of its elements, from its
+    /// origin, lie inside the array in each dimension: the chunk's shape,
+    /// less at the array's far edges. zarr hands the pipeline an edge
+    /// chunk's full shape, while a read must stay inside the array.
+    fn extents(&self, coords: Vec<Vec<u64>>) -> PyResult<Vec<Vec<u64>>> {
+        let array = self.array();
+        coords
+            .into_iter()
+            .map(|c| match array.chunk_subset_bounded(&c) {
+                Ok(subset) => Ok(subset.shape().to_vec()),
+                Err(e) => Err(PyValueError::new_err(format!(
+                    "chunk {}: {e}",
+                    self.chunk_key(c)
+                ))),
+            })
+            .collect()
+    }
+
+    /// Grow the array's shape, in each dimension, to at least `shape`.
+    ///
+    /// zarr changes an array's shape in place (`resize`, `append`) without
+    /// telling its codec pipeline, so the shape given at opening may have
+    /// grown since; the pipeline covers the chunks zarr asks for before
+    /// reading or writing them. A shape that has shrunk needs nothing:
+    /// zarr's selections stay inside the array it has now.
+    fn cover(&self, shape: Vec<u64>) -> PyResult<()> {
+        let mut array = self.array.write().unwrap_or_else(PoisonError::into_inner);
+        if shape.len() != array.dimensionality()
+            || shape.iter().zip(array.shape()).all(|(n, s)| n <= s)
+        {
+            return Ok(());
+        }
+        let grown: Vec<u64> = shape
+            .iter()
+            .zip(array.shape())
+            .map(|(&n, &s)| n.max(s))
+            .collect();
+        let mut next = array.with_storage(array.storage());
+        next.set_shape(grown)
+            .map_err(|e| PyValueError::new_err(format!("array shape: {e}")))?;
+        *array = Arc::new(next);
+        Ok(())
+    }
+
+    /// Decode each of `chunks`, `(coords, stored bytes)`, whole into
+    /// `out[i]` (`out`: C-contiguous, `(len(chunks), *chunk shape)`), with
+    /// the GIL released, the chunks in parallel on `threads` threads.
+    ///
+    /// Whole means the chunk's full shape, the part of an edge chunk
+    /// outside the array included: a partial write keeps what is stored
+    /// there, as zarr's own pipeline does. Raises `ValueError` naming the
+    /// chunk's key when a chunk's shape does not fit or it cannot be
+    /// decoded.
+    #[pyo3(signature = (out, chunks, threads=1))]
+    fn decode_chunks(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyUntypedArray>,
+        chunks: Vec<(Vec<u64>, Bound<'_, PyBytes>)>,
+        threads: usize,
+    ) -> PyResult<()> {
+        let size = self.element_size(out)?;
+        let (count, chunk_dims) = out.shape().split_first().unwrap_or((&0, &[]));
+        if *count != chunks.len() {
+            return Err(PyValueError::new_err(format!(
+                "an output of {count} chunks for {} chunks",
+                chunks.len()
+            )));
+        }
+        let array = self.array();
+        let mut jobs = Vec::with_capacity(chunks.len());
+        for (coords, bytes) in &chunks {
+            let key = self.chunk_key(coords.clone());
+            let shape = array
+                .chunk_shape(coords)
+                .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+            let dims: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
+            // A zero-dimensional array's chunk is one element: `out` is (n,).
+            if dims.as_slice() != chunk_dims {
+                return Err(PyValueError::new_err(format!(
+                    "chunk {key}: shape {dims:?}, the output's chunks are {chunk_dims:?}"
+                )));
+            }
+            jobs.push((key, shape, bytes.as_bytes()));
+        }
+        let view = byte_view(out)?;
+        let mut rw = view
+            .try_readwrite()
+            .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+        let dst = rw
+            .as_slice_mut()
+            .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
+        let per_chunk = chunk_dims.iter().product::<usize>() * size;
+        let pool = threads::pool(threads)?;
+        py.detach(|| {
+            pool.install(|| {
+                dst.par_chunks_mut(per_chunk.max(1)).zip(jobs).try_for_each(
+                    |(slot, (key, shape, bytes))| {
+                        decode_whole(&array, &shape, bytes, slot)
+                            .map_err(|e| format!("chunk {key}: {e}"))
+                    },
+                )
+            })
+        })
+        .map_err(PyValueError::new_err)
+    }
+}
+
+/// Decode one chunk's stored `bytes` (of chunk shape `shape`) into `slot`.
+fn decode_whole(
+    array: &Array<dyn ReadableStorageTraits>,
+    shape: &[std::num::NonZeroU64],
+    bytes: &[u8],
+    slot: &mut [u8],
+) -> Result<(), String> {
+    let decoded = array
+        .codecs()
+        .decode(
+            Cow::Borrowed(bytes),
+            shape,
+            array.data_type(),
+            array.fill_value(),
+            &CodecOptions::default(),
+        )
+        .map_err(|e| error_chain(&e))?
+        .into_fixed()
+        .map_err(|e| e.to_string())?;
+    if decoded.len() != slot.len() {
+        return Err(format!(
+            "decoded to {} bytes, the chunk holds {}",
+            decoded.len(),
+            slot.len()
+        ));
+    }
+    slot.copy_from_slice(&decoded);
+    Ok(())
 }
 
 impl ChunkArray {
+    /// The zarrs array as it is now (its shape may grow later).
+    fn array(&self) -> Arc<Array<dyn ReadableStorageTraits>> {
+        self.array
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The array's element size, checked against `array`'s.
     fn element_size(&self, array: &Bound<'_, PyUntypedArray>) -> PyResult<usize> {
-        let size = self.array.data_type().fixed_size().unwrap_or(0);
+        let data_type = self.array().data_type().clone();
+        let size = data_type.fixed_size().unwrap_or(0);
         let dtype = array.dtype();
         if dtype.itemsize() != size {
             return Err(PyTypeError::new_err(format!(
-                "array of dtype {dtype} ({} bytes an element) for data type {} ({size} bytes)",
+                "array of dtype {dtype} ({} bytes an element) for data type {data_type} ({size} bytes)",
                 dtype.itemsize(),
-                self.array.data_type()
+            )));
+        }
+        // Bytes in another order, or of another kind of the same size
+        // (`>f8`, `<i8` for float64), would be reinterpreted silently.
+        if dtype.is_native_byteorder() == Some(false) {
+            return Err(PyTypeError::new_err(format!(
+                "array of dtype {dtype} is not in native byte order: zarrs decodes into native order (use dtype.newbyteorder('='))"
+            )));
+        }
+        let name = data_type.name(zarrs::plugin::ZarrVersion::V3);
+        if let Some(kind) = name.as_deref().and_then(numpy_kind)
+            && dtype.kind() != kind
+        {
+            return Err(PyTypeError::new_err(format!(
+                "array of dtype {dtype} (kind '{}') for data type {data_type} (kind '{}')",
+                dtype.kind() as char,
+                kind as char
             )));
         }
         if !array.is_c_contiguous() {
@@ -343,6 +505,20 @@ impl ChunkArray {
         }
         Ok(size)
     }
+}
+
+/// numpy's kind of the data types whose memory numpy has one type for;
+/// `None` for the others (raw bits, small floats, structs: numpy may hold
+/// them as `V` or a type of an extension).
+fn numpy_kind(data_type: &str) -> Option<u8> {
+    Some(match data_type {
+        "bool" => b'b',
+        "int8" | "int16" | "int32" | "int64" => b'i',
+        "uint8" | "uint16" | "uint32" | "uint64" => b'u',
+        "float16" | "float32" | "float64" => b'f',
+        "complex64" | "complex128" => b'c',
+        _ => return None,
+    })
 }
 
 /// `array`'s memory as a flat `uint8` view (no copy: `array` is

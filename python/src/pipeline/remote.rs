@@ -19,7 +19,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use zarrs_extension_codecs::remote::{
-    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore, unix_time,
+    FetchedKeys, RefreshingCredentials, RemoteOptions, RemoteStore, redact_url, unix_time,
 };
 
 /// How long the keys of a Python credential provider are kept at most.
@@ -45,22 +45,37 @@ impl SharedRemoteStore {
     /// `S3Store` (a synchronous callable returning obstore's
     /// `S3Credential` dict), called with the GIL when keys are first
     /// needed and again a minute before its `expires_at`, or after 5
-    /// minutes if sooner. Nothing is fetched yet.
+    /// minutes if sooner. `read_profiles=False` never reads the AWS profile
+    /// files (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`: their
+    /// keys, `credential_process`, region and endpoint), as obstore never
+    /// does: the store then signs with its settings, its provider, the
+    /// `AWS_*` environment and container or instance credentials only.
+    /// Nothing is fetched yet.
     ///
     /// Raises `ValueError` when the store cannot be set up; the message
     /// shows the URL redacted and no credential value.
     #[new]
-    #[pyo3(signature = (url, s3_config=Vec::new(), anonymous=None, read_ahead=None, credential_provider=None))]
+    #[pyo3(signature = (
+        url,
+        s3_config=Vec::new(),
+        anonymous=None,
+        read_ahead=None,
+        credential_provider=None,
+        *,
+        read_profiles=true,
+    ))]
     fn new(
         url: &str,
         s3_config: Vec<(String, String)>,
         anonymous: Option<bool>,
         read_ahead: Option<u64>,
         credential_provider: Option<Py<PyAny>>,
+        read_profiles: bool,
     ) -> PyResult<Self> {
         let mut options = RemoteOptions::default();
         options.s3_config = s3_config;
         options.anonymous = anonymous;
+        options.read_profiles = read_profiles;
         if let Some(provider) = credential_provider {
             let keys = RefreshingCredentials::new("obstore's credential_provider", move || {
                 // Called on a thread of the store's runtime, never on one
@@ -83,6 +98,15 @@ impl SharedRemoteStore {
         Ok(Self {
             store: Arc::new(store),
         })
+    }
+
+    /// `url` as every message shows it: its user-info and query string
+    /// (and fragment) as `***` (the crate's `remote::redact_url`, also for
+    /// a password with a `/` or `?` not percent-encoded); text without
+    /// `://` as it is.
+    #[staticmethod]
+    fn redact_url(url: &str) -> String {
+        redact_url(url)
     }
 
     fn __repr__(&self) -> String {

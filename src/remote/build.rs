@@ -195,7 +195,8 @@ pub(super) fn object_store(
     })?;
     let (store, signing): (Arc<dyn ObjectStore>, Signing) = match decided {
         Decided::Builder(builder, signing) => {
-            // Keys read from a profile file are secrets too.
+            // Keys in the builder's settings are secrets whatever set them
+            // (an environment variable of another name than those above).
             for key in [AmazonS3ConfigKey::SecretAccessKey, AmazonS3ConfigKey::Token] {
                 if let Some(value) = builder.get_config_value(&key) {
                     redactor.add(&value);

@@ -243,6 +243,14 @@ pub(crate) fn decide(
     redactor: &Redactor,
 ) -> Result<Decided, String> {
     let explicit = explicit_choice(options)?;
+    // The profile's region and endpoint apply where the options and the
+    // environment set none, whatever signs (or does not), as in the AWS
+    // CLI: keys meant for one endpoint never sign requests to another, and
+    // an unsigned read of a bucket in another region is not sent to
+    // us-east-1.
+    if options.read_profiles {
+        builder = profile_settings()?.apply(builder);
+    }
     // 0. A provider given in code.
     if let Some(provider) = &options.credentials {
         if let Some((true, because)) = &explicit {
@@ -290,12 +298,6 @@ pub(crate) fn decide(
         } else {
             "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"
         };
-        // The profile's region and endpoint apply whichever source gave
-        // the keys, as in the AWS CLI: keys meant for another endpoint
-        // must not sign requests to AWS.
-        if options.read_profiles {
-            builder = profile_settings()?.apply(builder);
-        }
         return Ok(Decided::Builder(
             Box::new(builder),
             Signing::Known(signed_sentence(from)),
@@ -309,9 +311,6 @@ pub(crate) fn decide(
         && has(&builder, AmazonS3ConfigKey::RoleArn)
     {
         let from = "web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN)";
-        if options.read_profiles {
-            builder = profile_settings()?.apply(builder);
-        }
         return Ok(Decided::Builder(
             Box::new(builder),
             Signing::Known(signed_sentence(from)),
@@ -327,12 +326,7 @@ pub(crate) fn decide(
         ProfileFound::Nothing("profile files not read (RemoteOptions::read_profiles)".to_string())
     };
     match profile {
-        ProfileFound::Keys {
-            name,
-            file,
-            keys,
-            settings,
-        } => {
+        ProfileFound::Keys { name, file, keys } => {
             // As one credential: an `AWS_SESSION_TOKEN` of the
             // environment (another identity's) is not attached to them.
             redactor.add(&keys.1);
@@ -349,7 +343,7 @@ pub(crate) fn decide(
             ));
             let from = describe(&name, &file);
             return Ok(Decided::Builder(
-                Box::new(settings.apply(builder)),
+                Box::new(builder),
                 Signing::Known(signed_sentence(&from)),
             ));
         }
@@ -357,13 +351,12 @@ pub(crate) fn decide(
             name,
             file,
             command,
-            settings,
         } => {
             let from = format!("the credential_process of {}", describe(&name, &file));
             let process = process_credentials(&name, &file, command);
             let builder = builder.with_credentials(registering(Arc::new(process), redactor));
             return Ok(Decided::Builder(
-                Box::new(settings.apply(builder)),
+                Box::new(builder),
                 Signing::Known(signed_sentence(&from)),
             ));
         }
@@ -450,14 +443,12 @@ enum ProfileFound {
         name: String,
         file: PathBuf,
         keys: (String, String, Option<String>),
-        settings: ProfileSettings,
     },
     /// The `credential_process` command of profile `name`, from `file`.
     Process {
         name: String,
         file: PathBuf,
         command: String,
-        settings: ProfileSettings,
     },
     /// No keys; why, for the 401/403 message.
     Nothing(String),
@@ -616,14 +607,6 @@ fn read_named_profile(
         .map(|(_, file)| file.display().to_string())
         .collect::<Vec<_>>()
         .join(" and ");
-    let settings = ProfileSettings {
-        region: from_config
-            .as_ref()
-            .and_then(|(s, _)| s.get("region").cloned()),
-        endpoint: from_config
-            .as_ref()
-            .and_then(|(s, _)| s.get("endpoint_url").cloned()),
-    };
     // A profile that is not read is an error when named, passed over as
     // the default.
     let not_read = |why: String| match &named {
@@ -668,7 +651,6 @@ fn read_named_profile(
             name: name.clone(),
             file: file.clone(),
             keys: (id.clone(), secret.clone(), token),
-            settings: settings.clone(),
         })
     };
     // The AWS CLI's order: the credentials file's keys, the profile's
@@ -695,7 +677,6 @@ fn read_named_profile(
             name: name.clone(),
             file,
             command,
-            settings: settings.clone(),
         });
     }
     if let Some(found) = keys_in(&from_config) {

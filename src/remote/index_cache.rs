@@ -56,14 +56,10 @@ pub(crate) fn has_version(meta: &ObjectMeta) -> bool {
 pub(crate) const MAX_ETAG_BYTES: usize = 192;
 
 /// Whether two responses show the same version of an object: the same
-/// ETag (and size), or, without ETags, the same Last-Modified and size.
+/// ETag and size (what is kept has a strong ETag: [`has_version`]; with
+/// no ETag, nothing says two responses are of one version).
 pub(crate) fn same_version(a: &ObjectMeta, b: &ObjectMeta) -> bool {
-    a.size == b.size
-        && match (&a.e_tag, &b.e_tag) {
-            (Some(a), Some(b)) => a == b,
-            (None, None) => a.last_modified == b.last_modified,
-            _ => false,
-        }
+    a.size == b.size && a.e_tag.is_some() && a.e_tag == b.e_tag
 }
 
 /// Whether the shard index `index` marks an inner chunk missing (offset

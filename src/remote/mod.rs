@@ -54,9 +54,9 @@
 //! Two reads of one rewritten shard at once are covered for the crate's
 //! read engine (it reads the index again with the chunks, and the store
 //! answers it from the entry the chunk requests are conditional on); what
-//! is not covered (the same through zarrs' own reads, a rewrite within
-//! Last-Modified's second, a rewrite between two requests of one call when
-//! nothing is kept) is in `docs/stores-and-remote.md`.
+//! is not covered (the same through zarrs' own reads, a rewrite that
+//! keeps a server's strong ETag, a rewrite between two requests of one
+//! call when nothing is kept) is in `docs/stores-and-remote.md`.
 //!
 //! No message shows a secret: a URL's user-info and query string (a
 //! password, an Azure SAS token) are shown as `***` ([`redact_url`]) in
@@ -74,7 +74,6 @@ mod error;
 mod index_cache;
 mod read_ahead;
 mod reader;
-
 mod refreshing;
 mod transport;
 
@@ -184,10 +183,12 @@ pub struct RemoteOptions {
     /// without it. Set it to 0 for metered transfer.
     pub shard_read_ahead_bytes: u64,
     /// The most bytes one response may carry when no range was asked for
-    /// (a whole chunk, a listing page, a credential answer), default
-    /// [`DEFAULT_MAX_OBJECT_BYTES`] (2 GiB): a longer body fails its
-    /// request. A ranged response may carry no more than its range. No
-    /// buffer is ever sized by the length a server announces.
+    /// (a whole chunk, a shard read whole, a listing page, a credential
+    /// answer), default [`DEFAULT_MAX_OBJECT_BYTES`] (2 GiB): a longer body
+    /// fails its request (raise it for shards over 2 GiB that windows
+    /// cover whole). A ranged response may carry no more than its range
+    /// (nor this). No buffer is ever sized by the length a server
+    /// announces.
     pub max_object_bytes: u64,
     /// The most bytes of a metadata document (`zarr.json`, `.zarray`,
     /// `.zattrs`, `.zgroup`, `.zmetadata`), default

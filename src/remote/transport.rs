@@ -93,11 +93,57 @@ fn duration(
         .transpose()
 }
 
-/// A setting of `options` that is `true`.
+/// A setting of `options` that is true, as object_store reads a boolean
+/// (`true`, `1`, `yes`, `on`, `y`, any case; a value set from the
+/// environment is kept as written).
 fn flag(options: &object_store::ClientOptions, key: ClientConfigKey) -> bool {
-    options
-        .get_config_value(&key)
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    options.get_config_value(&key).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "on" | "y"
+        )
+    })
+}
+
+/// Host names resolved with their addresses in a random order, as
+/// object_store's own client does by default (`randomize_addresses`): the
+/// connections to S3, which answers with several addresses, spread over
+/// them.
+struct ShuffledAddresses;
+
+impl reqwest::dns::Resolve for ShuffledAddresses {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let mut addresses: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            shuffle(&mut addresses);
+            let addresses: reqwest::dns::Addrs = Box::new(addresses.into_iter());
+            Ok(addresses)
+        })
+    }
+}
+
+/// Fisher-Yates with a small generator seeded from the clock and a count:
+/// the order need only differ between look-ups, not be unpredictable.
+fn shuffle<T>(items: &mut [T]) {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut state = u64::from(nanos)
+        ^ CALLS
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        | 1;
+    for i in (1..items.len()).rev() {
+        // xorshift64
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let j = (state % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
 }
 
 /// The reqwest client object_store would build from `options` (the
@@ -158,6 +204,13 @@ fn client(
     }
     if flag(options, ClientConfigKey::Http2Only) {
         builder = builder.http2_prior_knowledge();
+    }
+    // object_store's default: on unless set otherwise.
+    let randomize = options
+        .get_config_value(&ClientConfigKey::RandomizeAddresses)
+        .is_none_or(|_| flag(options, ClientConfigKey::RandomizeAddresses));
+    if randomize {
+        builder = builder.dns_resolver(std::sync::Arc::new(ShuffledAddresses));
     }
     builder.build().map_err(|e| crate::error_chain(&e))
 }
@@ -264,15 +317,23 @@ enum Limit {
     Fail(u64),
     /// This many bytes more; past them, the body ends.
     Cut(u64),
+    /// Failed: nothing more is read of it.
+    Failed,
 }
 
 impl Limit {
     fn left(self) -> u64 {
         match self {
             Self::Fail(n) | Self::Cut(n) => n,
+            Self::Failed => 0,
         }
     }
 }
+
+/// The most a size hint of a body says it carries at least: object_store
+/// sets a buffer aside by it (`HttpResponseBody::bytes`), and a server's
+/// number must size no buffer.
+const HINT_AT_MOST: u64 = 64 << 10;
 
 /// A response body that carries at most its [`Limit`], and never says it
 /// will carry more.
@@ -299,7 +360,7 @@ impl Body for BoundedBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
-        if let Limit::Cut(0) = self.limit {
+        if let Limit::Cut(0) | Limit::Failed = self.limit {
             return Poll::Ready(None);
         }
         let frame = match Pin::new(&mut self.body).poll_frame(cx) {
@@ -313,7 +374,7 @@ impl Body for BoundedBody {
         match self.limit {
             Limit::Fail(left) if len > left => {
                 // Nothing more is read of it: the request fails.
-                self.limit = Limit::Fail(0);
+                self.limit = Limit::Failed;
                 Poll::Ready(Some(Err(HttpError::new(
                     HttpErrorKind::Decode,
                     TooLong(self.bound),
@@ -323,6 +384,7 @@ impl Body for BoundedBody {
                 self.limit = Limit::Fail(left - len);
                 Poll::Ready(Some(Ok(frame)))
             }
+            Limit::Failed => Poll::Ready(None),
             Limit::Cut(left) => {
                 let data = frame.into_data().unwrap_or_default();
                 let kept = data.slice(..(len.min(left) as usize));
@@ -333,14 +395,14 @@ impl Body for BoundedBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.limit, Limit::Cut(0)) || self.body.is_end_stream()
+        matches!(self.limit, Limit::Cut(0) | Limit::Failed) || self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
         let inner = self.body.size_hint();
         let left = self.limit.left();
         let mut hint = SizeHint::new();
-        hint.set_lower(inner.lower().min(left));
+        hint.set_lower(inner.lower().min(left).min(HINT_AT_MOST));
         hint.set_upper(inner.upper().map_or(left, |upper| upper.min(left)));
         hint
     }
@@ -460,6 +522,59 @@ mod tests {
         assert_eq!(lying.size_hint().lower(), 4);
         assert_eq!(lying.size_hint().upper(), Some(4));
         assert_eq!(collect(lying).unwrap(), b"abcd");
+        // Unranged, bounded by 2 GiB: still no more than 64 KiB set aside
+        // on the server's word.
+        let unranged = BoundedBody {
+            body: body(&[b"abcd"], 1 << 50),
+            limit: Limit::Fail(2 << 30),
+            bound: 2 << 30,
+        };
+        assert_eq!(unranged.size_hint().lower(), HINT_AT_MOST);
+    }
+
+    #[test]
+    fn a_failed_body_stays_ended() {
+        let mut long = BoundedBody {
+            body: body(&[b"abcdef", b"gh"], 8),
+            limit: Limit::Fail(3),
+            bound: 3,
+        };
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        assert!(matches!(
+            Pin::new(&mut long).poll_frame(&mut cx),
+            Poll::Ready(Some(Err(_)))
+        ));
+        assert!(long.is_end_stream());
+        assert!(matches!(
+            Pin::new(&mut long).poll_frame(&mut cx),
+            Poll::Ready(None)
+        ));
+    }
+
+    #[test]
+    fn booleans_as_object_store_reads_them() {
+        for (value, set) in [
+            ("true", true),
+            ("1", true),
+            ("YES", true),
+            ("on", true),
+            ("false", false),
+            ("0", false),
+        ] {
+            let options =
+                object_store::ClientOptions::new().with_config(ClientConfigKey::AllowHttp, value);
+            assert_eq!(flag(&options, ClientConfigKey::AllowHttp), set, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_shuffle_keeps_every_item() {
+        let mut items: Vec<u32> = (0..50).collect();
+        shuffle(&mut items);
+        let mut sorted = items.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
     }
 
     #[test]

@@ -60,7 +60,9 @@ pub enum Misbehaviour {
     RedirectTo(u16),
     /// Answer `403` as S3 refuses a signature (`SignatureDoesNotMatch`),
     /// echoing the request's `x-amz-security-token` in the canonical
-    /// request, as text and as space-separated hex bytes.
+    /// request, as text and as space-separated hex bytes, and once more
+    /// in the message, where no header name stands before it (only a
+    /// registered secret is hidden there).
     EchoSignature,
 }
 
@@ -231,7 +233,7 @@ fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<(
             );
             let hex: Vec<String> = canonical.bytes().map(|b| format!("{b:02x}")).collect();
             let body = format!(
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided.</Message><CanonicalRequest>{canonical}</CanonicalRequest><CanonicalRequestBytes>{}</CanonicalRequestBytes></Error>",
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided (token {token}).</Message><CanonicalRequest>{canonical}</CanonicalRequest><CanonicalRequestBytes>{}</CanonicalRequestBytes></Error>",
                 hex.join(" ")
             );
             write_response(&mut writer, "403 Forbidden", &[], body.as_bytes(), false)?;

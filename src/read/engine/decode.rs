@@ -46,10 +46,11 @@ pub(crate) fn decode_unit(
         }
     };
     // Made at the array's first read, kept with its engine.
-    let decoder = match &engine.layout {
-        Layout::Chunks => engine.decoder(&engine.codecs, &unit.shape),
-        Layout::Shards(shards) => engine.decoder(&shards.inner_codecs, &shards.subchunk_shape),
+    let shape = match &engine.layout {
+        Layout::Chunks => &unit.shape,
+        Layout::Shards(shards) => &shards.subchunk_shape,
     };
+    let decoder = engine.decoder(shape);
     let threads = options.concurrent_target().max(1);
     let one = |(piece, bytes): &(Piece, Option<Bytes>), options: &CodecOptions| {
         let start: Vec<u64> = piece

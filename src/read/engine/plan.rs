@@ -126,6 +126,14 @@ impl Engine {
         }
         let engine = Self::build(array).map(Arc::new);
         let mut kept = kept_engines();
+        // Another read of the array may have made one meanwhile: that one
+        // is kept, and used, so that one array has one engine.
+        if let Some(other) = kept
+            .iter()
+            .find(|k| Arc::ptr_eq(&k.codecs, &codecs) && k.path == path)
+        {
+            return other.engine.clone();
+        }
         kept.push_back(KeptEngine {
             codecs,
             path: path.to_string(),
@@ -137,13 +145,13 @@ impl Engine {
         engine
     }
 
-    /// The decoder of chunks of `shape` encoded by `codecs` (the array's
-    /// chain, or a shard's inner chain), made once.
-    pub(crate) fn decoder(
-        &self,
-        codecs: &Arc<CodecChain>,
-        shape: &[NonZeroU64],
-    ) -> Arc<ChunkDecoder> {
+    /// The decoder of the chunks (of a shard: the inner chunks) of
+    /// `shape`, made once.
+    pub(crate) fn decoder(&self, shape: &[NonZeroU64]) -> Arc<ChunkDecoder> {
+        let codecs = match &self.layout {
+            Layout::Chunks => &self.codecs,
+            Layout::Shards(shards) => &shards.inner_codecs,
+        };
         let make = || {
             Arc::new(ChunkDecoder::new(
                 codecs.clone(),
@@ -505,7 +513,7 @@ mod kept_engine_tests {
     use zarrs::array::{Array, ArrayBuilder, data_type};
     use zarrs::storage::store::MemoryStore;
 
-    use super::{ENGINES_KEPT, Engine, kept_engines};
+    use super::{ENGINES_KEPT, Engine};
 
     fn array(store: &Arc<MemoryStore>, path: &str) -> Array<MemoryStore> {
         let array = ArrayBuilder::new(vec![8, 8], vec![4, 4], data_type::uint16(), 0u16)
@@ -525,17 +533,32 @@ mod kept_engine_tests {
         let engine = Engine::for_array(&first).unwrap();
         assert!(Arc::ptr_eq(&engine, &Engine::for_array(&first).unwrap()));
         let shape = first.chunk_shape(&[0, 0]).unwrap();
-        let decoder = engine.decoder(&engine.codecs, &shape);
-        assert!(Arc::ptr_eq(
-            &decoder,
-            &engine.decoder(&engine.codecs, &shape)
-        ));
+        let decoder = engine.decoder(&shape);
+        assert!(Arc::ptr_eq(&decoder, &engine.decoder(&shape)));
         // The same metadata opened again: another chain, another engine.
         let again = Array::open(store.clone(), "/a").unwrap();
         assert!(!Arc::ptr_eq(&engine, &Engine::for_array(&again).unwrap()));
-        for i in 0..ENGINES_KEPT + 8 {
+        // Past the number kept, the least recently read goes first: the
+        // first array's engine is made anew.
+        for i in 0..ENGINES_KEPT {
             Engine::for_array(&array(&store, &format!("/n{i}")));
         }
-        assert!(kept_engines().len() <= ENGINES_KEPT);
+        assert!(!Arc::ptr_eq(&engine, &Engine::for_array(&first).unwrap()));
+    }
+
+    /// Arrays at the same path of two stores, of other data types and fill
+    /// values, have engines of their own.
+    #[test]
+    fn arrays_alike_but_for_their_store_have_their_own_engines() {
+        let a = array(&Arc::new(MemoryStore::new()), "/");
+        let b = ArrayBuilder::new(vec![8, 8], vec![4, 4], data_type::float32(), 1.5f32)
+            .build(Arc::new(MemoryStore::new()), "/")
+            .unwrap();
+        let (ea, eb) = (
+            Engine::for_array(&a).unwrap(),
+            Engine::for_array(&b).unwrap(),
+        );
+        assert!(!Arc::ptr_eq(&ea, &eb));
+        assert_eq!((ea.element_size, eb.element_size), (2, 4));
     }
 }

@@ -23,6 +23,12 @@
 //! On a terminal, a read that takes more than two seconds shows a progress
 //! line on stderr (bytes fetched, chunks decoded, rate), cleared at the
 //! end; piped or redirected, nothing.
+//!
+//! It reads through the crate's read engine (`ArrayReadExt`: a window of
+//! a shard is its index and one coalesced request for its inner chunks)
+//! every array the engine reads, and through zarrs the rest (strings and
+//! other data types without a fixed size, ...); a line `read by` says
+//! which, and why not the engine (docs/inspect.md).
 
 #[path = "inspect/progress.rs"]
 pub mod progress;
@@ -33,11 +39,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value as Json;
-use zarrs::array::{Array, ArrayBytes, ArraySubset, DataType, FillValue};
+use zarrs::array::{Array, ArrayBytes, ArraySubset, CodecOptions, DataType, FillValue};
 use zarrs::plugin::{ExtensionName, ZarrVersion};
 use zarrs::storage::{ReadableStorage, ReadableStorageTraits, StoreKey};
-use zarrs_extension_codecs::error_chain;
 use zarrs_extension_codecs::numeric::{NumericType, Value};
+use zarrs_extension_codecs::{ArrayReadExt, WindowAt, error_chain};
 
 /// An error in words, saying what to do about it.
 #[derive(Debug)]
@@ -264,10 +270,13 @@ impl Source {
         )))
     }
 
-    /// Where to read a window: zarrs fetches each inner chunk of a shard on
-    /// a rayon thread of its own, one blocking request each, so for a
-    /// remote store a pool larger than the cores has them all in flight at
-    /// once (see docs/performance.md, "Remote reads").
+    /// Where zarrs reads a window (an array the read engine does not read):
+    /// zarrs fetches each inner chunk of a shard on a rayon thread of its
+    /// own, one blocking request each, so for a remote store a pool larger
+    /// than the cores has them all in flight at once (see
+    /// docs/performance.md, "Remote reads"). The engine needs none: it
+    /// asks for a shard's inner chunks in one call, and keeps more fetches
+    /// in flight by itself when they wait on the network.
     fn io_pool(&self) -> rayon::ThreadPool {
         let threads = if is_url(&self.location) { 16 } else { 0 };
         rayon::ThreadPoolBuilder::new()
@@ -475,6 +484,7 @@ fn print_array(
         ))
     };
     let fetched = || source.fetched_counts();
+    let read_by = ReadBy::for_array(&array);
     let (stats, corner, corner_bytes) = match &window {
         None => {
             let chunks = array
@@ -485,7 +495,7 @@ fn print_array(
                 })?;
             let (stats, first_chunk) =
                 progress::run(progress, Some(chunks.num_elements()), &fetched, |decoded| {
-                    read_all(&array, &chunks, &data_type, &fill_value, decoded)
+                    read_all(&array, &chunks, &data_type, &fill_value, &read_by, decoded)
                 })
                 .map_err(cannot_read)?;
             let (corner, bytes) =
@@ -493,10 +503,15 @@ fn print_array(
             (stats, corner, bytes)
         }
         Some(window) => progress::run(progress, None, &fetched, |_| {
-            source.io_pool().install(|| {
-                read_window(&array, window, &data_type, &fill_value)
+            let read = || {
+                read_window(&array, window, &data_type, &fill_value, &read_by)
                     .map_err(|e| error_chain(e.as_ref()))
-            })
+            };
+            if read_by.through_read_ext() {
+                read()
+            } else {
+                source.io_pool().install(read)
+            }
         })
         .map_err(|e| error(format!("cannot read {described}: {e}")))?,
     };
@@ -517,6 +532,7 @@ fn print_array(
     if let Some(window) = &window {
         line("window", ranges(window));
     }
+    line("read by", read_by.to_string());
     line("elements", stats.counts());
     if let Some(range) = stats.range() {
         line("min / max", range);
@@ -663,14 +679,18 @@ fn new_stats(data_type: &DataType) -> Stats {
 /// store then has several requests in flight).
 const BATCH_BYTES: u64 = 256 << 20;
 
-/// Read the array's `chunks` one by one (in parallel batches), counting,
-/// and adding each to `done` (for the progress line); also the first
-/// chunk's elements, for the corner.
+/// Read the array's `chunks` one by one (in batches, each read at once),
+/// counting, and adding each to `done` (for the progress line); also the
+/// first chunk's elements, for the corner. A batch is one call to
+/// [`ArrayReadExt`] where `read_by` says so (the engine plans its chunks or
+/// shards together, one request per shard read whole), else a chunk per
+/// call to zarrs, in parallel.
 fn read_all(
     array: &Array<dyn ReadableStorageTraits>,
     chunks: &zarrs::array::ArraySubset,
     data_type: &DataType,
     fill_value: &FillValue,
+    read_by: &ReadBy,
     done: &AtomicU64,
 ) -> Result<(Stats, Option<ArrayBytes<'static>>), Box<dyn std::error::Error>> {
     use rayon::prelude::*;
@@ -683,6 +703,24 @@ fn read_all(
     let batch = (BATCH_BYTES / chunk_bytes.max(1)).clamp(1, 64) as usize;
     let indices: Vec<Vec<u64>> = chunks.indices().into_iter().map(|c| c.to_vec()).collect();
     let mut first = None;
+    if read_by.through_read_ext() {
+        for group in indices.chunks(batch) {
+            let windows = group
+                .iter()
+                .map(|chunk| array.chunk_subset_bounded(chunk))
+                .collect::<Result<Vec<_>, _>>()?;
+            let stacked = Stacked::read(array, &windows)?;
+            for i in 0..windows.len() {
+                let bytes = stacked.window(i, data_type)?;
+                for_each_element(&bytes, data_type, |element| stats.add(element, fill));
+                if first.is_none() {
+                    first = Some(bytes.into_owned());
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        return Ok((stats, first));
+    }
     for group in indices.chunks(batch) {
         let decoded: Vec<ArrayBytes<'static>> = group
             .par_iter()
@@ -699,6 +737,148 @@ fn read_all(
         }
     }
     Ok((stats, first))
+}
+
+/// Which path reads the array: the crate's read engine, through
+/// [`ArrayReadExt`]; or zarrs, and why the engine does not.
+enum ReadBy {
+    /// The engine: a window of a shard is its index and one request for
+    /// the inner chunks it needs.
+    Engine,
+    /// Zarrs, through [`ArrayReadExt`] (which falls back to zarrs'
+    /// `retrieve_array_subset_into_opt` for a fixed-size data type in a
+    /// layout the engine does not read); the reason.
+    ZarrsThroughReadExt(String),
+    /// Zarrs' `retrieve_array_subset` / `retrieve_chunk` (data types
+    /// [`ArrayReadExt`] does not read: no fixed size, or a mask); the
+    /// reason.
+    Zarrs(String),
+}
+
+impl ReadBy {
+    /// The path for `array`: the crate's read engine, unless it says why
+    /// not (`engine_refusal`); then zarrs, behind `ArrayReadExt` for a
+    /// fixed-size data type without a mask, directly for the others.
+    fn for_array(array: &Array<dyn ReadableStorageTraits>) -> Self {
+        let Some(reason) = zarrs_extension_codecs::read::engine_refusal(array) else {
+            return Self::Engine;
+        };
+        let data_type = array.data_type();
+        if data_type.is_optional() || data_type.fixed_size().is_none() {
+            Self::Zarrs(reason)
+        } else {
+            Self::ZarrsThroughReadExt(reason)
+        }
+    }
+
+    /// Whether [`ArrayReadExt`] reads (the engine, or zarrs behind it).
+    fn through_read_ext(&self) -> bool {
+        !matches!(self, Self::Zarrs(_))
+    }
+}
+
+impl std::fmt::Display for ReadBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Engine => f.write_str("the crate's read engine"),
+            Self::ZarrsThroughReadExt(reason) | Self::Zarrs(reason) => {
+                write!(f, "zarrs (the engine does not read {reason})")
+            }
+        }
+    }
+}
+
+/// Windows of an array read in one call to [`ArrayReadExt`], stacked
+/// along the first dimension of one output (the widest of each other
+/// dimension), so that the engine plans all their chunks or shards
+/// together.
+struct Stacked {
+    out: Vec<u8>,
+    shape: Vec<u64>,
+    placed: Vec<WindowAt>,
+    element_size: usize,
+}
+
+impl Stacked {
+    /// Read `windows` (inside the array; one only for a zero-dimensional
+    /// array).
+    fn read(
+        array: &Array<dyn ReadableStorageTraits>,
+        windows: &[ArraySubset],
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        let data_type = array.data_type();
+        let element_size = data_type
+            .fixed_size()
+            .ok_or_else(|| format!("data type {} has no fixed size", type_name(data_type)))?;
+        let dims = array.dimensionality();
+        if dims == 0 && windows.len() > 1 {
+            return Err("a zero-dimensional array has one window".into());
+        }
+        let mut shape = vec![0u64; dims];
+        let mut placed = Vec::with_capacity(windows.len());
+        for window in windows {
+            let mut at = vec![0; dims];
+            if let Some(first) = shape.first().copied() {
+                at[0] = first;
+                shape[0] += window.shape()[0];
+                for (d, &len) in window.shape().iter().enumerate().skip(1) {
+                    shape[d] = shape[d].max(len);
+                }
+            }
+            placed.push(WindowAt {
+                window: window.clone(),
+                at,
+            });
+        }
+        let elements = usize::try_from(shape.iter().product::<u64>())?;
+        let mut out = vec![0u8; elements * element_size];
+        array.retrieve_windows_into_bytes_opt(
+            &placed,
+            &mut out,
+            &shape,
+            &CodecOptions::default(),
+        )?;
+        Ok(Self {
+            out,
+            shape,
+            placed,
+            element_size,
+        })
+    }
+
+    /// The bytes of window `i` (C order): borrowed where the window spans
+    /// the output's other dimensions, else copied out.
+    fn window(
+        &self,
+        i: usize,
+        data_type: &DataType,
+    ) -> Result<ArrayBytes<'_>, Box<dyn std::error::Error>> {
+        let placed = &self.placed[i];
+        let window_shape = placed.window.shape();
+        if window_shape.get(1..) == self.shape.get(1..) {
+            let row =
+                usize::try_from(self.shape.iter().skip(1).product::<u64>())? * self.element_size;
+            let start = usize::try_from(placed.at.first().copied().unwrap_or(0))? * row;
+            let len = usize::try_from(placed.window.num_elements())? * self.element_size;
+            return Ok(ArrayBytes::Fixed(std::borrow::Cow::Borrowed(
+                &self.out[start..start + len],
+            )));
+        }
+        let inside = ArraySubset::new_with_start_shape(placed.at.clone(), window_shape.to_vec())?;
+        Ok(ArrayBytes::Fixed(std::borrow::Cow::Borrowed(&self.out))
+            .extract_array_subset(&inside, &self.shape, data_type)?
+            .into_owned())
+    }
+
+    /// The bytes of the one window read, if one.
+    fn into_only(self) -> Option<ArrayBytes<'static>> {
+        let one = self.placed.len() == 1 && self.placed[0].window.shape() == self.shape.as_slice();
+        if one {
+            Some(ArrayBytes::Fixed(std::borrow::Cow::Owned(self.out)))
+        } else {
+            None
+        }
+    }
 }
 
 /// `ranges` as a subset of the array, if it lies inside it.
@@ -725,15 +905,23 @@ fn window_subset(
     Ok(ArraySubset::new_with_ranges(ranges))
 }
 
-/// Read `window`, counting; and up to 3 x 6 values at its origin.
+/// Read `window` (through [`ArrayReadExt`] or zarrs, as `read_by` says),
+/// counting; and up to 3 x 6 values at its origin.
 fn read_window(
     array: &Array<dyn ReadableStorageTraits>,
     window: &ArraySubset,
     data_type: &DataType,
     fill_value: &FillValue,
+    read_by: &ReadBy,
 ) -> Result<(Stats, ArraySubset, ArrayBytes<'static>), Box<dyn std::error::Error>> {
     let mut stats = new_stats(data_type);
-    let bytes: ArrayBytes<'static> = array.retrieve_array_subset(window)?;
+    let bytes: ArrayBytes<'static> = if read_by.through_read_ext() {
+        Stacked::read(array, std::slice::from_ref(window))?
+            .into_only()
+            .ok_or("one window read, not one window given back")?
+    } else {
+        array.retrieve_array_subset(window)?
+    };
     let fill = fill_value.as_ne_bytes();
     for_each_element(&bytes, data_type, |element| stats.add(element, fill));
     let inside = corner(window.shape());

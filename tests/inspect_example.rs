@@ -339,7 +339,7 @@ fn progress_line_text() {
         progress::line(&local),
         "10/40 chunks decoded, 2.5 chunks/s, 4.0 s"
     );
-    // A remote window: bytes only (zarrs reads a window in one call).
+    // A remote window: bytes only (a window is one read call).
     let window = Snapshot {
         elapsed: Duration::from_millis(2500),
         fetched: Some(Fetched {
@@ -518,4 +518,265 @@ fn urls_in_any_case_are_shown_redacted() {
         }
         assert!(error.contains("***"), "{location}: {error}");
     }
+}
+
+// Which read path `inspect` takes, and what a window of a shard costs.
+
+#[cfg(feature = "remote")]
+/// The sharded fixture: 37 x 53 `float64`, shards of 16 x 16, inner
+/// chunks of 4 x 8 (`scale_offset -> cast_value -> bytes` inside).
+const SHARDED: &str = "zarr-python/sharded_so_cv_f64_u8_nan";
+
+#[cfg(feature = "remote")]
+/// Min and max of the non-NaN values of [`SHARDED`] in `rows` x `cols`,
+/// as zarr-python wrote them.
+fn sharded_min_max(rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) -> String {
+    min_max_37_53(SHARDED, rows, cols)
+}
+
+/// Min and max of the non-NaN values in `rows` x `cols` of a 37 x 53
+/// `float64` fixture (`DIR/NAME`), as zarr-python wrote them.
+fn min_max_37_53(
+    fixture: &str,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) -> String {
+    let values: Vec<f64> = std::fs::read(fixtures_root().join(format!("{fixture}.expected.bin")))
+        .unwrap()
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let inside: Vec<f64> = rows
+        .flat_map(|row| values[row * 53 + cols.start..row * 53 + cols.end].to_vec())
+        .filter(|v| !v.is_nan())
+        .collect();
+    let min = inside.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = inside.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{} / {}", Value::Float(min), Value::Float(max))
+}
+
+#[cfg(feature = "remote")]
+/// A `uint16` store of 2048 x 2048 in one shard of 8 MiB, inner chunks of
+/// 256 x 256 (`bytes`, 128 KiB) stored in C order after the index (`bytes`,
+/// at the start); value `(i * 37) % 60000` at element `i` (C order). The
+/// shard is written here, not by zarrs, whose layout of inner chunks
+/// changes from run to run (they are appended as their encodes end).
+/// Shards of more than 4 MiB are more than the remote store reads ahead
+/// with an index (`src/remote/read_ahead.rs`), so the index is read alone.
+fn large_shard_store(dir: &Path) {
+    use zarrs::array::codec::ShardingCodecBuilder;
+    use zarrs::array::codec::array_to_bytes::sharding::ShardingIndexLocation;
+    use zarrs::array::{ArrayBuilder, data_type};
+    const SIDE: u64 = 2048;
+    const INNER: u64 = 256;
+    let store = Arc::new(zarrs::filesystem::FilesystemStore::new(dir).unwrap());
+    let inner = vec![std::num::NonZeroU64::new(INNER).unwrap(); 2];
+    let mut sharding = ShardingCodecBuilder::new(inner, &data_type::uint16());
+    sharding
+        .index_location(ShardingIndexLocation::Start)
+        .index_bytes_to_bytes_codecs(vec![]);
+    let array = ArrayBuilder::new(
+        vec![SIDE, SIDE],
+        vec![SIDE, SIDE],
+        data_type::uint16(),
+        0u16,
+    )
+    .array_to_bytes_codec(Arc::new(sharding.build()))
+    .build(store, "/")
+    .unwrap();
+    array.store_metadata().unwrap();
+    let per_side = SIDE / INNER;
+    let chunk_bytes = INNER * INNER * 2;
+    let index_bytes = per_side * per_side * 16;
+    let mut shard = Vec::new();
+    for k in 0..per_side * per_side {
+        shard.extend_from_slice(&(index_bytes + k * chunk_bytes).to_le_bytes());
+        shard.extend_from_slice(&chunk_bytes.to_le_bytes());
+    }
+    for (ci, cj) in (0..per_side).flat_map(|ci| (0..per_side).map(move |cj| (ci, cj))) {
+        for r in ci * INNER..(ci + 1) * INNER {
+            for c in cj * INNER..(cj + 1) * INNER {
+                shard.extend_from_slice(&(((r * SIDE + c) * 37 % 60_000) as u16).to_le_bytes());
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.join("c/0")).unwrap();
+    std::fs::write(dir.join("c/0/0"), shard).unwrap();
+}
+
+/// A window over 2 x 2 inner chunks of one shard, cutting all four, read
+/// over HTTP with the shard's index not yet known: `zarr.json`, the index,
+/// and ONE request for the four chunks (the read engine's
+/// `get_partial_many`: object_store coalesces ranges less than 1 MiB
+/// apart, and the index range it asks for again with them, to check they
+/// belong to the index it used, is one of them). zarrs'
+/// `retrieve_array_subset` sends one request per inner chunk beside the
+/// index: 6.
+#[cfg(feature = "remote")]
+#[test]
+fn a_window_of_a_shard_is_its_index_and_one_request_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    large_shard_store(&dir.path().join("large.zarr"));
+    // Inner chunks [0..2, 1..3] of the shard.
+    let (rows, cols) = (100u64..356, 300u64..556);
+    let window = format!("{}:{},{}:{}", rows.start, rows.end, cols.start, cols.end);
+    let values = rows
+        .clone()
+        .flat_map(|r| cols.clone().map(move |c| (r * 2048 + c) * 37 % 60_000));
+    let (min, max) = (values.clone().min().unwrap(), values.max().unwrap());
+    for _ in 0..3 {
+        let server = HttpServer::serve(dir.path()).unwrap();
+        let url = format!("{}/large.zarr", server.url());
+        let output = run(&[&url, "--window", &window]).unwrap();
+        let requests = server.requests();
+        let served = server.bytes_served();
+        let paths: Vec<&str> = served.keys().map(String::as_str).collect();
+        assert_eq!(paths, ["/large.zarr/c/0/0", "/large.zarr/zarr.json"]);
+        assert_eq!(
+            requests, 3,
+            "zarr.json, the index, the chunks: {output}{served:?}"
+        );
+        assert!(
+            field(&output, "fetched").ends_with(" in 3 requests"),
+            "{output}"
+        );
+        assert_eq!(field(&output, "read by"), "the crate's read engine");
+        assert_eq!(field(&output, "window"), "[100..356, 300..556]");
+        assert_eq!(field(&output, "min / max"), format!("{min} / {max}"));
+        let corner: Vec<u64> = (0..6)
+            .map(|c| (100 * 2048 + 300 + c) * 37 % 60_000)
+            .collect();
+        let first_row: Vec<u64> = output
+            .split_once("values [100..103, 300..306]:\n")
+            .unwrap_or_else(|| panic!("{output}"))
+            .1
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(first_row, corner);
+    }
+}
+
+/// The same over a zarr-python fixture whose shards (388 bytes) the
+/// remote store reads whole with their index: `zarr.json` and that one
+/// request, the window's chunks answered from it (zarrs' path: 6
+/// requests). The window's values are zarr-python's.
+#[cfg(feature = "remote")]
+#[test]
+fn a_window_of_a_small_shard_is_one_request_over_http() {
+    let (rows, cols) = (2..6, 5..11); // inner chunks [0..2, 0..2] of shard c/0/0
+    let window = format!("{}:{},{}:{}", rows.start, rows.end, cols.start, cols.end);
+    let server = HttpServer::serve(&fixtures_root()).unwrap();
+    let url = format!("{}/{SHARDED}.zarr", server.url());
+    let output = run(&[&url, "--window", &window]).unwrap();
+    let prefix = format!("/{SHARDED}.zarr");
+    let served = server.bytes_served();
+    let paths: Vec<&str> = served.keys().map(String::as_str).collect();
+    assert_eq!(
+        paths,
+        [format!("{prefix}/c/0/0"), format!("{prefix}/zarr.json")]
+    );
+    assert!(server.requests() <= 3, "{output}");
+    assert_eq!(field(&output, "read by"), "the crate's read engine");
+    assert_eq!(field(&output, "window"), "[2..6, 5..11]");
+    assert_eq!(
+        field(&output, "min / max"),
+        sharded_min_max(rows.clone(), cols.clone())
+    );
+}
+
+/// The whole sharded array through the engine: one request per shard
+/// (12) and `zarr.json`; the same output locally.
+#[cfg(feature = "remote")]
+#[test]
+fn the_whole_sharded_array_is_one_request_per_shard_over_http() {
+    let server = HttpServer::serve(&fixtures_root()).unwrap();
+    let url = format!("{}/{SHARDED}.zarr", server.url());
+    let output = run(&[&url]).unwrap();
+    assert_eq!(field(&output, "read by"), "the crate's read engine");
+    assert_eq!(field(&output, "min / max"), sharded_min_max(0..37, 0..53));
+    assert_eq!(server.requests(), 1 + 3 * 4, "{output}");
+    let local = fixtures_root().join(format!("{SHARDED}.zarr"));
+    let local = run(&[local.to_str().unwrap()]).unwrap();
+    assert_eq!(
+        output
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("fetched "))
+            .collect::<Vec<_>>(),
+        local.lines().skip(1).collect::<Vec<_>>()
+    );
+}
+
+/// Data types the engine does not read (variable-length strings and
+/// bytes), and a layout it does not read (sharding behind array -> array
+/// codecs): read by zarrs, whole and in a window, and the output says so
+/// and why; the values are the writers'.
+#[test]
+fn what_the_engine_does_not_read_is_read_by_zarrs() {
+    let root = fixtures_root();
+    for (store, window, reason) in [
+        (
+            "zarr-python-strings/utf8_2d",
+            "1:4,2:7",
+            "zarrs (the engine does not read variable-length data types: string)",
+        ),
+        (
+            "zarrs-builtin/vlen/string_sharded_u32_start",
+            "0:3,1:4",
+            "zarrs (the engine does not read variable-length data types: string)",
+        ),
+        (
+            "zarr-python-strings/bytes_1d",
+            "0:2",
+            "zarrs (the engine does not read variable-length data types: bytes)",
+        ),
+        (
+            "zarr-python/sharded_outer_so_cv_f64_u8_nan",
+            "2:6,5:11",
+            "zarrs (the engine does not read sharding_indexed behind array -> array codecs: scale_offset -> cast_value)",
+        ),
+    ] {
+        let path = root.join(format!("{store}.zarr"));
+        let path = path.to_str().unwrap();
+        let whole = run(&[path]).unwrap_or_else(|e| panic!("{store}: {e}"));
+        assert_eq!(field(&whole, "read by"), reason, "{whole}");
+        let windowed = run(&[path, "--window", window]).unwrap_or_else(|e| panic!("{store}: {e}"));
+        assert_eq!(field(&windowed, "read by"), reason, "{windowed}");
+    }
+
+    // The strings printed are zarr-python's: the first row of `utf8_2d`'s
+    // corner (its first chunk is 3 x 4).
+    let meta: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("zarr-python-strings/utf8_2d.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let store = root.join("zarr-python-strings/utf8_2d.zarr");
+    let output = run(&[store.to_str().unwrap()]).unwrap();
+    let first_row = output
+        .split_once("values [0..3, 0..4]:\n")
+        .unwrap_or_else(|| panic!("{output}"))
+        .1
+        .lines()
+        .next()
+        .unwrap();
+    for value in &meta["values"].as_array().unwrap()[..4] {
+        assert!(
+            first_row.contains(&value.to_string()),
+            "{value} in {output}"
+        );
+    }
+
+    // The sharded float64 array behind scale_offset: zarrs' values are
+    // zarr-python's.
+    let outer = "zarr-python/sharded_outer_so_cv_f64_u8_nan";
+    let store = root.join(format!("{outer}.zarr"));
+    let output = run(&[store.to_str().unwrap(), "--window", "2:6,5:11"]).unwrap();
+    assert_eq!(
+        field(&output, "min / max"),
+        min_max_37_53(outer, 2..6, 5..11)
+    );
 }

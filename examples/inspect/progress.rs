@@ -27,7 +27,7 @@ pub struct Snapshot {
     /// For a remote store, what it has fetched.
     pub fetched: Option<Fetched>,
     /// Chunks decoded, and how many there are, when the read goes chunk by
-    /// chunk (a whole array; a window is one call to zarrs).
+    /// chunk (a whole array; a window is one read call).
     pub chunks: Option<(u64, u64)>,
 }
 

@@ -77,6 +77,19 @@ use zarrs::storage::ReadableStorageTraits;
 #[cfg(feature = "async")]
 pub use async_read::AsyncArrayReadExt;
 
+/// Why the crate's read engine does not read `array`, in words that finish
+/// "the engine does not read ..." (e.g. `variable-length data types:
+/// string`, `sharding_indexed behind array -> array codecs: scale_offset ->
+/// cast_value`), or `None` when it does. [`ArrayReadExt`] then reads the
+/// array through zarrs' `retrieve_array_subset_into_opt` (a fixed-size
+/// data type without a mask), or refuses it (the others). For tools that
+/// say which path a read takes (`examples/inspect.rs`); the decision is the
+/// engine's own, made once per array.
+#[must_use]
+pub fn engine_refusal<S: ?Sized>(array: &Array<S>) -> Option<String> {
+    engine::plan::refusal(array)
+}
+
 /// Typed reads into the caller's memory, for [`Array`] over any readable store.
 ///
 /// See the [module documentation](self) for what they save over

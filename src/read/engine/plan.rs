@@ -87,6 +87,11 @@ const DECODERS_KEPT: usize = 8;
 /// [`ENGINES_KEPT`] arrays, the least recently read goes first.
 static ENGINES: Mutex<VecDeque<KeptEngine>> = Mutex::new(VecDeque::new());
 
+/// Why the engine does not read `array`: [`engine_refusal`](crate::read::engine_refusal).
+pub(crate) fn refusal<S: ?Sized>(array: &Array<S>) -> Option<String> {
+    Engine::build(array).err()
+}
+
 /// Arrays whose engines are kept.
 const ENGINES_KEPT: usize = 32;
 
@@ -124,7 +129,7 @@ impl Engine {
                 return engine;
             }
         }
-        let engine = Self::build(array).map(Arc::new);
+        let engine = Self::build(array).ok().map(Arc::new);
         let mut kept = kept_engines();
         // Another read of the array may have made one meanwhile: that one
         // is kept, and used, so that one array has one engine.
@@ -174,29 +179,57 @@ impl Engine {
         decoder
     }
 
-    /// The engine for `array`, made anew (see [`for_array`](Self::for_array)).
-    fn build<S: ?Sized>(array: &Array<S>) -> Option<Self> {
+    /// The engine for `array`, made anew (see [`for_array`](Self::for_array)),
+    /// or why the engine does not read it (the words finish "the engine
+    /// does not read ...").
+    fn build<S: ?Sized>(array: &Array<S>) -> Result<Self, String> {
         let data_type = array.data_type().clone();
+        let type_name = || {
+            data_type
+                .name(ZarrVersion::V3)
+                .map_or_else(|| data_type.to_string(), |n| n.into_owned())
+        };
         if data_type.is_optional() {
-            return None;
+            return Err(format!("data types with a mask: {}", type_name()));
         }
-        let element_size = data_type.fixed_size()?;
+        let Some(element_size) = data_type.fixed_size() else {
+            return Err(format!("variable-length data types: {}", type_name()));
+        };
         if let ArrayMetadata::V3(metadata) = array.metadata()
             && !metadata.storage_transformers.is_empty()
         {
-            return None;
+            return Err("arrays with storage transformers".to_string());
         }
         let codecs = array.codecs();
+        let names = |codecs: Vec<Option<std::borrow::Cow<'static, str>>>| {
+            codecs
+                .into_iter()
+                .map(|n| n.map_or_else(|| "(unnamed codec)".to_string(), |n| n.into_owned()))
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        };
         let layout = match sharding(&codecs) {
             Sharding::No => Layout::Chunks,
             Sharding::Yes(layout) => {
                 let layout = *layout;
-                let inner_sharded = !matches!(sharding(&layout.inner_codecs), Sharding::No);
-                if inner_sharded
-                    || !codecs.array_to_array_codecs().is_empty()
-                    || !codecs.bytes_to_bytes_codecs().is_empty()
-                {
-                    return None;
+                if !matches!(sharding(&layout.inner_codecs), Sharding::No) {
+                    return Err("nested sharding_indexed".to_string());
+                }
+                let before = codecs.array_to_array_codecs();
+                if !before.is_empty() {
+                    let before = before.iter().map(|c| c.name(ZarrVersion::V3)).collect();
+                    return Err(format!(
+                        "sharding_indexed behind array -> array codecs: {}",
+                        names(before)
+                    ));
+                }
+                let after = codecs.bytes_to_bytes_codecs();
+                if !after.is_empty() {
+                    let after = after.iter().map(|c| c.name(ZarrVersion::V3)).collect();
+                    return Err(format!(
+                        "sharding_indexed in front of bytes -> bytes codecs: {}",
+                        names(after)
+                    ));
                 }
                 let inner_bytes = match layout.inner_codecs.encoded_representation(
                     &layout.subchunk_shape,
@@ -206,18 +239,22 @@ impl Engine {
                     Ok(BytesRepresentation::FixedSize(n)) => InnerBytes::Fixed(n),
                     Ok(BytesRepresentation::BoundedSize(n)) => InnerBytes::AtMost(n),
                     Ok(BytesRepresentation::UnboundedSize) => InnerBytes::Any,
-                    Err(_) => return None,
+                    Err(e) => {
+                        return Err(format!(
+                            "inner chunks whose encoded size the codecs cannot say ({e})"
+                        ));
+                    }
                 };
                 Layout::Shards(ShardLayout {
                     inner_bytes,
                     ..layout
                 })
             }
-            Sharding::Unknown => return None,
+            Sharding::Unknown => return Err("this sharding_indexed configuration".to_string()),
         };
         let partial_chunks =
             matches!(layout, Layout::Chunks) && codecs.partial_decoder_capability().partial_read;
-        Some(Self {
+        Ok(Self {
             partial_chunks,
             decoders: Mutex::new(Vec::new()),
             layout,

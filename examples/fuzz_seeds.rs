@@ -10,8 +10,11 @@
 //! - `round_trip` / `differential`: structured input has no fixture form, so
 //!   a few deterministic pseudo-random byte strings.
 //!
-//! `cargo run --example fuzz_seeds [OUT_DIR]` (default `fuzz/seeds`); then
-//! `cargo fuzz cmin` folds them into `fuzz/corpus/<target>/`.
+//! `cargo run --example fuzz_seeds [OUT_DIR]` (default `fuzz/seeds`);
+//! `scripts/fuzz.sh` runs the targets from them, the committed replay set
+//! (`fuzz/replay/<target>/`) and the local corpus (`fuzz/corpus/<target>/`),
+//! and `scripts/fuzz_replay_set.sh` folds what coverage they add into the
+//! replay set.
 
 use std::path::{Path, PathBuf};
 

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Runs each fuzz target in fuzz/ for N seconds (default 60) on nightly, under
 # AddressSanitizer (cargo-fuzz's default) with debug assertions, one process,
-# starting from the committed corpus plus seeds written from fixtures/.
-# New inputs land in fuzz/corpus/<target>/ (minimise before committing:
-# `cargo +nightly fuzz cmin <target>`); crashes in fuzz/artifacts/<target>/.
+# starting from the committed replay set (fuzz/replay/<target>/), the local
+# corpus of earlier runs (fuzz/corpus/<target>/, ignored by git) and seeds
+# written from fixtures/. New inputs land in fuzz/corpus/<target>/ (the
+# first corpus directory is the one libFuzzer writes to, so the replay set
+# is only read); crashes in fuzz/artifacts/<target>/. To commit what a run
+# found, fold its coverage into the replay set:
+# `bash scripts/fuzz_replay_set.sh <target>`.
 #
 #   bash scripts/fuzz.sh 60            # every target, 60 s each
 #   bash scripts/fuzz.sh 600 decode    # one target
 #   FUZZ_FLAGS=-D bash scripts/fuzz.sh # unoptimised build instead of -O -a
 #
 # Not part of scripts/test.sh (needs nightly); tests/fuzz_replay.rs replays
-# the corpus on stable.
+# the replay set and fuzz/regressions/ on stable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +32,7 @@ for target in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$target" "fuzz/logs"
     echo "== $target: ${seconds}s"
     (cd fuzz && cargo +nightly fuzz run $flags "$target" \
-        "corpus/$target" "seeds/$target" -- \
+        "corpus/$target" "replay/$target" "seeds/$target" -- \
         -max_total_time="$seconds" -print_final_stats=1) \
         2>&1 | tee "fuzz/logs/$target.log" | grep -E "INITED|DONE|panicked|ERROR|SUMMARY|stat::" || true
     if grep -qE "ERROR: libFuzzer|panicked" "fuzz/logs/$target.log"; then

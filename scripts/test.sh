@@ -24,7 +24,7 @@ cargo clippy --all-targets --features async,remote -- -D warnings
 # real async store (object_store's local file system), tests/remote_stores.rs
 # through object_store's HTTP and S3 stores from servers it starts
 # (Starlette under uvicorn, moto; from .venv), and tests/fuzz_replay.rs
-# replays the fuzz corpus.
+# replays the committed fuzz inputs (fuzz/replay/ and fuzz/regressions/).
 # No test may reach the instance metadata service's real address
 # (169.254.169.254): the tests that probe it point AWS_METADATA_ENDPOINT at
 # loopback in child processes with an environment of their own; this keeps

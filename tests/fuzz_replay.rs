@@ -1,7 +1,10 @@
-//! Replays every committed fuzz input (`fuzz/corpus/<target>/` and
-//! `fuzz/regressions/<target>/`) through the functions the libFuzzer targets
-//! in `fuzz/` call, so the properties they check hold on stable Rust, in CI,
-//! without nightly. `scripts/fuzz.sh` runs the targets themselves.
+//! Replays every committed fuzz input (the replay set `fuzz/replay/<target>/`
+//! and `fuzz/regressions/<target>/`) through the functions the libFuzzer
+//! targets in `fuzz/` call, so the properties they check hold on stable
+//! Rust, in CI, without nightly. `scripts/fuzz.sh` runs the targets
+//! themselves; their full working corpus (`fuzz/corpus/<target>/`) stays
+//! local and is not read here (`scripts/fuzz_replay_set.sh` minimises it
+//! into the replay set).
 
 #[path = "fuzz_harness/mod.rs"]
 mod fuzz_harness;
@@ -30,12 +33,12 @@ fn replay(target: &str) {
         .iter()
         .find(|(name, _)| *name == target)
         .unwrap();
-    let corpus = inputs("corpus", target);
+    let replay_set = inputs("replay", target);
     assert!(
-        !corpus.is_empty(),
-        "fuzz/corpus/{target}/ is empty: the replay would prove nothing"
+        !replay_set.is_empty(),
+        "fuzz/replay/{target}/ is missing or empty: the replay would prove nothing"
     );
-    for file in corpus.iter().chain(&inputs("regressions", target)) {
+    for file in replay_set.iter().chain(&inputs("regressions", target)) {
         let data = std::fs::read(file).unwrap();
         let outcome = std::panic::catch_unwind(|| run(&data));
         assert!(outcome.is_ok(), "{target}: {} panics", file.display());

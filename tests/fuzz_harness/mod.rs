@@ -1,7 +1,8 @@
 //! The bodies of the fuzz targets in `fuzz/`, as ordinary code that stable
 //! Rust compiles: the libFuzzer targets include this file by `#[path]`, and
-//! `tests/fuzz_replay.rs` feeds every committed corpus and regression file to
-//! the same functions, so CI keeps the guarantees without nightly.
+//! `tests/fuzz_replay.rs` feeds every committed input (the replay set
+//! `fuzz/replay/<name>/` and the regressions) to the same functions, so CI
+//! keeps the guarantees without nightly.
 //!
 //! Each target takes the raw fuzzer input and panics only when a property is
 //! broken (a codec of this crate panicked, a round trip gave the wrong
@@ -31,8 +32,9 @@ pub use targets::{configuration, decode, differential, round_trip};
 /// A target: its name and its body.
 pub type Target = (&'static str, fn(&[u8]));
 
-/// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
-/// directories `fuzz/corpus/<name>/` call them.
+/// The targets by name, as `fuzz/fuzz_targets/<name>.rs`, the replay sets
+/// `fuzz/replay/<name>/` and the local corpora `fuzz/corpus/<name>/` call
+/// them.
 pub const TARGETS: [Target; 7] = [
     ("configuration", configuration),
     ("decode", decode),

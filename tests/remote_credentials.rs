@@ -275,8 +275,10 @@ fn profile_files(dir: &Path, section: &str, id: &str, secret: &str) -> (PathBuf,
     (credentials, config)
 }
 
-#[test]
-fn signed_reads_with_a_profile() {
+/// Profile `reader` with the private server's reader keys (in a new
+/// directory, returned to be kept), and the environment naming its files
+/// and the private store.
+fn reader_profile() -> (tempfile::TempDir, [(&'static str, String); 3]) {
     let (_, id, secret, _) = private();
     let dir = tempfile::tempdir().unwrap();
     let (credentials, config) = profile_files(dir.path(), "reader", id, secret);
@@ -285,6 +287,13 @@ fn signed_reads_with_a_profile() {
         var("AWS_CONFIG_FILE", config.to_str().unwrap()),
         var("CHILD_URL", url("private")),
     ];
+    (dir, files)
+}
+
+#[test]
+fn signed_reads_with_a_profile() {
+    let (_, id, secret, _) = private();
+    let (dir, files) = reader_profile();
     let mut env = files.to_vec();
     env.push(var("AWS_PROFILE", "reader"));
     assert_ok("a named profile", &in_child(&env));
@@ -857,13 +866,7 @@ fn signed_reads_with_credentials_given_in_code() {
 #[test]
 fn the_chain_follows_the_aws_cli() {
     let (_, id, secret, _) = private();
-    let dir = tempfile::tempdir().unwrap();
-    let (credentials, config) = profile_files(dir.path(), "reader", id, secret);
-    let files = [
-        var("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
-        var("AWS_CONFIG_FILE", config.to_str().unwrap()),
-        var("CHILD_URL", url("private")),
-    ];
+    let (_dir, files) = reader_profile();
 
     let mut env = files.to_vec();
     env.push(var("AWS_DEFAULT_PROFILE", "reader"));

@@ -171,10 +171,9 @@ fn s3_options(url: &str) -> RemoteOptions {
     servers::moto_options(options(), url)
 }
 
-/// Upload the shards under `dir` to `bucket`/`prefix` of moto at `url`.
-fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
-    use object_store::ObjectStoreExt;
-    let store = object_store::aws::AmazonS3Builder::new()
+/// `bucket` of moto at `url`, with moto's test keys.
+fn moto_bucket(url: &str, bucket: &str) -> object_store::aws::AmazonS3 {
+    object_store::aws::AmazonS3Builder::new()
         .with_endpoint(url)
         .with_bucket_name(bucket)
         .with_region("us-east-1")
@@ -182,7 +181,13 @@ fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
         .with_secret_access_key("testing")
         .with_allow_http(true)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Upload the shards under `dir` to `bucket`/`prefix` of moto at `url`.
+fn upload_shards(url: &str, bucket: &str, prefix: &str, dir: &Path) {
+    use object_store::ObjectStoreExt;
+    let store = moto_bucket(url, bucket);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -382,15 +387,7 @@ fn a_server_with_last_modified_only_or_weak_etags_keeps_no_index_and_sees_rewrit
 /// Delete `key` from `bucket` of moto at `url`.
 fn delete_object(url: &str, bucket: &str, key: &str) {
     use object_store::ObjectStoreExt;
-    let store = object_store::aws::AmazonS3Builder::new()
-        .with_endpoint(url)
-        .with_bucket_name(bucket)
-        .with_region("us-east-1")
-        .with_access_key_id("testing")
-        .with_secret_access_key("testing")
-        .with_allow_http(true)
-        .build()
-        .unwrap();
+    let store = moto_bucket(url, bucket);
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,7 +4,8 @@ classes (the golden values), in the same process.
 Each example makes an array (random shape, chunk grid, shards, codec chain
 and fill value) in two stores, writes the same values through each pipeline
 (a whole write, then a partial one into existing chunks), and requires the
-same stored bytes, key by key; then reads random selections (slices, steps,
+same stored bytes, key by key (for chains without a compressor or shards;
+else the same keys and values read back); then reads random selections (slices, steps,
 integers, integer and boolean arrays) through both and requires the same
 dtype, shape and bytes.
 """
@@ -169,6 +170,12 @@ def same(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> None:
     assert a.tobytes() == b.tobytes()
 
 
+def byte_identical(layout: dict[str, Any]) -> bool:
+    """Whether the pipeline stores zarr's very bytes for `layout`: no
+    shards, no compressor but crc32c."""
+    return layout["shards"] is None and all(c["name"] == "crc32c" for c in layout["compressors"])
+
+
 def create(store: Any, layout: dict[str, Any]) -> zarr.Array:
     return zarr.create_array(store, name="a", zarr_format=3, **layout)
 
@@ -198,7 +205,14 @@ def test_differential(layout: dict[str, Any], seed: int, store_kind: str, data: 
         part = values({**layout, "shape": part_shape}, seed + 1)
         for target in (ref, ours):
             target[selection] = part
-        assert stored(ref_store) == stored(our_store)
+        if byte_identical(layout):
+            assert stored(ref_store) == stored(our_store)
+        else:
+            # Compressors and shards: the libraries' bytes and zarr's shard
+            # layout are not promised; the keys and the values read back
+            # (by zarr's own pipeline) are.
+            assert stored(ref_store).keys() == stored(our_store).keys()
+            same(zarr.open_array(our_store, path="a")[...], ref[...])
 
         # Reads, from the same store through both pipelines.
         with zarr.config.set(OURS):

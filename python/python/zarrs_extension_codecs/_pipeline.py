@@ -20,10 +20,13 @@ and `CastValue`, for what zarrs is not given:
   is decoded into a temporary, one call per read, and numpy picks the
   elements from it. zarr gives an edge chunk's full shape: only its part
   inside the array is read (zarrs refuses the rest).
-- writes: chunks are encoded by Rust and stored through zarr's store API
-  (read-modify-write for partial chunks) where zarrs writes the same bytes
-  as zarr (see `_BYTE_IDENTICAL`); other chains are written by zarr's own
-  pipeline.
+- writes: chunks are encoded by Rust, in parallel on the pipeline's
+  threads, and stored through zarr's store API (read-modify-write for
+  partial chunks), for every chain of `_WRITES`: the same bytes as zarr's
+  for chains of `_BYTE_IDENTICAL` alone, the same values read back for the
+  others (compressors, sharding); chunks (and shards) of fill values are
+  not stored, as zarr drops them. A chain with another codec, or a write
+  zarrs refuses, is written by zarr's own pipeline.
 - what zarrs cannot open (a codec it does not have, a data type without a
   fixed size, Zarr v2 metadata), an output that is not a numpy array (GPU
   buffers), chunk keys it cannot parse, parts of shards from a store Rust
@@ -81,10 +84,20 @@ __all__ = ["CodecPipeline", "FallbackError", "enable_pipeline"]
 log = logging.getLogger(__name__)
 
 # Codecs whose zarrs encode gives the bytes zarr's gives (checked by
-# python/tests/test_pipeline_write.py): chains of these alone are written by
-# Rust. Compressors (blosc, zstd, gzip) and sharding are not here: their
-# libraries or shard layouts may differ from numcodecs' and zarr's.
+# python/tests/test_pipeline.py and test_edge_chunks.py): a chain of these
+# alone is stored byte for byte as zarr stores it.
 _BYTE_IDENTICAL = frozenset({"bytes", "transpose", "crc32c", "scale_offset", "cast_value"})
+# Chains of these are written by Rust: besides the above, lossless
+# compressors and sharding, whose bytes may differ from numcodecs' and
+# zarr's (library versions, the order of a shard's inner chunks) but
+# decode to the same values (python/tests/test_writes.py). Any other codec
+# zarrs may have (a lossy one) is written by zarr's pipeline.
+_WRITES = _BYTE_IDENTICAL | {"blosc", "zstd", "gzip", "sharding_indexed"}
+
+# The chunks of a write merged and encoded at a time (at least one a
+# thread): about this many bytes of decoded chunks, and their encoded bytes,
+# held beyond zarr's value.
+_WRITE_BYTES = 64 << 20
 
 # Chunks decoded into one temporary at a time, for selections that are not
 # basic: at most this many bytes.
@@ -146,6 +159,9 @@ class _Native:
     # The inner chunk shape of a sharded array (else `None`): which inner
     # chunks a selection of points needs (`_inner_boxes`).
     inner: tuple[int, ...] | None = None
+    # The shape of the innermost chunks of a sharded array (else `None`):
+    # the chunks zarr's sharding codec drops when they are all fill value.
+    finest: tuple[int, ...] | None = None
     # Caches, not part of what the pipeline is (a pickled copy, which has
     # none, equals its original): the zarrs arrays opened so far, and the
     # process they were opened in.
@@ -226,7 +242,7 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
     except (ValueError, TypeError) as e:
         return str(e)
     names = _names(metadata.codecs)
-    writes = names <= _BYTE_IDENTICAL
+    writes = names <= _WRITES
     remote = None
     if str(zarr.config.get("codec_pipeline.remote", "rust")).lower() != "zarr":
         remote = remote_source(store)
@@ -246,6 +262,7 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
         remote,
         tuple(grid.chunk_shape) if isinstance(grid, RegularChunkGridMetadata) else None,
         _inner_chunk_shape(metadata),
+        _finest_chunk_shape(metadata),
         detached=[checked],
     )
 
@@ -258,6 +275,19 @@ def _inner_chunk_shape(metadata: ArrayV3Metadata) -> tuple[int, ...] | None:
     return tuple(first.chunk_shape) if isinstance(first, ShardingCodec) else None
 
 
+def _finest_chunk_shape(metadata: ArrayV3Metadata) -> tuple[int, ...] | None:
+    """The shape of the innermost chunks of a (possibly nested) sharded
+    array, else `None`."""
+    from zarr.codecs import ShardingCodec
+
+    codecs = list(metadata.codecs)
+    shape = None
+    while codecs and isinstance(codecs[0], ShardingCodec):
+        shape = tuple(codecs[0].chunk_shape)
+        codecs = list(codecs[0].codecs)
+    return shape
+
+
 def _basic(selection: SelectorTuple) -> bool:
     if not isinstance(selection, tuple):
         return False
@@ -268,6 +298,13 @@ def _basic(selection: SelectorTuple) -> bool:
         elif not isinstance(s, (int, np.integer)):
             return False
     return True
+
+
+def _whole(selection: Any, shape: tuple[int, ...]) -> bool:
+    """Whether a chunk selection covers the whole chunk of `shape`."""
+    if not _basic(selection) or len(selection) != len(shape):
+        return False
+    return _ranges(selection, shape) == [(0, n) for n in shape]
 
 
 def _ranges(selection: tuple[Any, ...], shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
@@ -574,7 +611,7 @@ class CodecPipeline(_CodecPipeline):
             await self.inner.write(batch, value, drop_axes)
             return
         if not native.writes:
-            _fallback("a codec whose zarrs encode may differ from zarr's in bytes")
+            _fallback("a codec zarrs does not write as zarr does")
             await self.inner.write(batch, value, drop_axes)
             return
         source = value.as_ndarray_like()
@@ -593,25 +630,106 @@ class CodecPipeline(_CodecPipeline):
             _fallback("chunks of different shapes in one batch")
             await self.inner.write(batch, value, drop_axes)
             return
+        spec = batch[0][1]
+        if native.finest is not None and spec.config.write_empty_chunks:
+            # zarrs' sharding codec never stores an inner chunk of fill
+            # values; zarr's does with `write_empty_chunks`, and reads back
+            # what the codecs make of it: the same only if the fill value
+            # comes back unchanged through them.
+            why = await self._fill_round_trips(spec)
+            if why is not None:
+                _fallback(why)
+                await self.inner.write(batch, value, drop_axes)
+                return
         # The chunks written are in the array as zarr has it now.
-        shape = tuple(batch[0][1].shape)
+        shape = tuple(spec.shape)
         boxes = [_spans(cs, shape) for _, _, cs, _, _ in batch]
         _cover(native, native.array(None), coords, [[s or (0, 1) for s in b] for b in boxes])
+        await self._write(batch, coords, value, source, drop_axes)
+
+    async def _fill_round_trips(self, spec: ArraySpec) -> str | None:
+        """`None` if an innermost chunk of fill values decodes, through
+        zarr's own codecs, to the fill value bit for bit; else why not."""
+        native = self.native
+        assert native is not None
+        assert native.finest is not None
+        from zarr.codecs import ShardingCodec
+        from zarr.core.array_spec import ArraySpec as Spec
+
+        codecs = list(native.metadata.codecs)
+        while codecs and isinstance(codecs[0], ShardingCodec):
+            codecs = list(codecs[0].codecs)
+        inner = Spec(
+            shape=native.finest,
+            dtype=spec.dtype,
+            fill_value=spec.fill_value,
+            config=spec.config,
+            prototype=default_buffer_prototype(),
+        )
+        chain = BatchedCodecPipeline.from_codecs(with_our_classes(codecs))
+        chain = chain.evolve_from_array_spec(inner)
+        fill = np.full(native.finest, fill_value_or_default(spec), dtype=native.dtype)
         try:
-            chunks = await _merged(native, batch, coords, source, drop_axes)
-        except ValueError as e:
-            # A stored chunk zarrs cannot decode: an error, as for a read.
-            raise _chunk_error("read for a write", native, coords, e) from e
+            (encoded,) = await chain.encode([(_wrap(fill), inner)])
+            (decoded,) = await chain.decode([(encoded, inner)])
+        except Exception as e:
+            return f"the fill value does not encode: {e}"
+        back = None if decoded is None else np.asarray(decoded.as_ndarray_like())
+        if back is None or back.tobytes() != fill.tobytes():
+            return "with write_empty_chunks, a fill value the codecs do not give back"
+        return None
+
+    async def _write(
+        self,
+        batch: list[BatchInfo],
+        coords: list[tuple[int, ...]],
+        value: NDBuffer,
+        source: np.ndarray[Any, Any],
+        drop_axes: tuple[int, ...],
+    ) -> None:
+        """Merge, encode (in Rust, in parallel) and store the batch's
+        chunks, a group at a time: a group is stored while the next one is
+        encoded, so that at most two groups' encoded bytes are held."""
+        native = self.native
+        assert native is not None
+        threads = _threads()
+        shape = tuple(batch[0][1].shape)
+        per_chunk = max(1, int(np.prod(shape, dtype=np.int64)) * native.dtype.itemsize)
+        group = max(threads, _WRITE_BYTES // per_chunk)
+        storing: asyncio.Future[None] | None = None
         try:
-            encoded = await _encode(native, batch, coords, chunks)
-        except ValueError as e:
-            # Nothing is stored yet: zarr's pipeline writes the batch, or
-            # raises its own error for it (the crate refuses some writes
-            # zarr makes, e.g. a fill value cast_value cannot round-trip).
-            _fallback(f"zarrs cannot encode: {e}")
-            await self.inner.write(batch, value, drop_axes)
-            return
-        await _store(batch, encoded)
+            for first in range(0, len(batch), group):
+                part = batch[first : first + group]
+                where = coords[first : first + group]
+                try:
+                    chunks = await _merged(native, part, where, source, drop_axes)
+                except ValueError as e:
+                    # A stored chunk zarrs cannot decode: an error, as for a read.
+                    raise _chunk_error("read for a write", native, where, e) from e
+                try:
+                    encoded = await _encode(native, part, where, chunks, threads)
+                except ValueError as e:
+                    # Nothing of this group is stored yet: zarr's pipeline
+                    # writes the rest of the batch, or raises its own error
+                    # for it (the crate refuses some writes zarr makes, e.g.
+                    # a fill value cast_value cannot round-trip).
+                    if storing is not None:
+                        await storing
+                        storing = None
+                    _fallback(f"zarrs cannot encode: {e}")
+                    await self.inner.write(batch[first:], value, drop_axes)
+                    return
+                del chunks
+                if storing is not None:
+                    await storing
+                storing = asyncio.ensure_future(_store(part, encoded))
+            if storing is not None:
+                await storing
+                storing = None
+        finally:
+            if storing is not None:
+                # An error above: the stores under way finish (or fail) first.
+                await asyncio.gather(storing, return_exceptions=True)
 
 
 class _Reader:
@@ -900,14 +1018,57 @@ async def _merged(
                 item = tuple(None if d in drop_axes else slice(None) for d in range(len(shape)))
                 chunk_value = chunk_value[item]
         if complete and getattr(chunk_value, "shape", None) == shape:
-            chunk = np.ascontiguousarray(chunk_value, dtype=native.dtype)
+            # The value's own memory (Rust gathers a strided view as it
+            # encodes it): no copy here.
+            chunk = chunk_value
+            if chunk.dtype != native.dtype:
+                chunk = chunk.astype(native.dtype)
+            own = chunk is not chunk_value
         else:
             chunk = decoded.get(i)
             if chunk is None:
                 chunk = np.full(shape, fill_value_or_default(spec), dtype=native.dtype)
             chunk[chunk_selection] = chunk_value
+            own = True
+        if native.finest is not None and not spec.config.write_empty_chunks:
+            chunk = _canonical_fill(chunk, native.finest, fill_value_or_default(spec), own=own)
         chunks.append(chunk)
     return chunks
+
+
+def _canonical_fill(
+    chunk: np.ndarray[Any, Any], finest: tuple[int, ...], fill: Any, *, own: bool
+) -> np.ndarray[Any, Any]:
+    """`chunk` (a shard) with each innermost chunk that zarr counts as fill
+    values (`chunk_is_empty`: any NaN for a NaN fill value, -0.0 for 0 in a
+    complex number) set to the fill value's very bits: zarr's sharding
+    codec drops such a chunk, which then reads as the fill value, while
+    zarrs' drops only the fill value's bits. A copy if `chunk` is not
+    `own`ed and changes."""
+    kind = chunk.dtype.kind
+    filled = np.asarray(fill, dtype=chunk.dtype)
+    nan = bool(np.isnan(filled)) if kind in "fc" else False
+    if kind not in "fc" or (kind == "f" and not nan) or chunk.ndim != len(finest):
+        # Integers, and floats but for NaN: zarr's test is bitwise already.
+        return chunk
+    if any(n % f for n, f in zip(chunk.shape, finest, strict=True)):
+        return chunk
+    split = [d for n, f in zip(chunk.shape, finest, strict=True) for d in (n // f, f)]
+    blocks = chunk.reshape(split)
+    axes = tuple(range(1, 2 * chunk.ndim, 2))
+    equal = np.isnan(blocks) if nan else blocks == filled
+    empty = np.argwhere(equal.all(axis=axes))
+    bits = filled.tobytes()
+    for cell in empty:
+        at = tuple(slice(c * f, (c + 1) * f) for c, f in zip(cell, finest, strict=True))
+        block = np.ascontiguousarray(chunk[at])
+        if block.tobytes() == bits * block.size:
+            continue
+        if not own:
+            chunk = np.array(chunk)
+            own = True
+        chunk[at] = filled
+    return chunk
 
 
 async def _stored_chunks(
@@ -922,8 +1083,12 @@ async def _stored_chunks(
     limit = asyncio.Semaphore(_concurrency())
 
     async def existing(i: int) -> bytes | None:
-        byte_setter, spec, _, _, complete = batch[i]
-        if complete:
+        byte_setter, spec, chunk_selection, _, complete = batch[i]
+        if complete and (native.finest is None or _whole(chunk_selection, shape)):
+            # zarr does not read a chunk the write covers (an edge chunk's
+            # part outside the array then holds the fill value); its
+            # sharding codec does read a shard whose inner chunks the write
+            # does not all cover (an edge shard's outside it are kept).
             return None
         async with limit:
             buffer = await byte_setter.get(prototype=spec.prototype)
@@ -945,26 +1110,34 @@ async def _encode(
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     chunks: list[np.ndarray[Any, Any]],
-) -> list[bytes | None]:
-    """Each chunk encoded in Rust: the bytes to store, `None` to delete
-    (a chunk of fill values, as zarr drops it)."""
+    threads: int,
+) -> list[np.ndarray[Any, Any] | None]:
+    """Each chunk encoded in Rust, the chunks in parallel on `threads`
+    threads with the GIL released: the bytes to store (a `uint8` array),
+    `None` to delete (a chunk of fill values, as zarr drops it without
+    `write_empty_chunks`; a shard whose inner chunks all are, as zarr's
+    sharding codec deletes it)."""
     from zarr.core.buffer import cpu
 
     array = native.array(None)
 
-    def encode_all() -> list[bytes | None]:
-        result: list[bytes | None] = []
-        for (_, spec, *_), c, chunk in zip(batch, coords, chunks, strict=True):
-            if chunk_is_empty(cpu.NDBuffer.from_numpy_array(chunk), spec):
-                result.append(None)
-            else:
-                result.append(array.encode(list(c), chunk))
+    def encode_all() -> list[np.ndarray[Any, Any] | None]:
+        kept = [
+            i
+            for i, ((_, spec, *_), chunk) in enumerate(zip(batch, chunks, strict=True))
+            if not chunk_is_empty(cpu.NDBuffer.from_numpy_array(chunk), spec)
+        ]
+        result: list[np.ndarray[Any, Any] | None] = [None] * len(batch)
+        if kept:
+            done = array.encode_chunks([(list(coords[i]), chunks[i]) for i in kept], threads)
+            for i, out in zip(kept, done, strict=True):
+                result[i] = out
         return result
 
     return await asyncio.to_thread(encode_all)
 
 
-async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
+async def _store(batch: list[BatchInfo], encoded: list[np.ndarray[Any, Any] | None]) -> None:
     """Store or delete each chunk through zarr's store API."""
     from zarr.core.buffer import cpu
 
@@ -977,7 +1150,7 @@ async def _store(batch: list[BatchInfo], encoded: list[bytes | None]) -> None:
             if chunk is None:
                 await byte_setter.delete()
             else:
-                await byte_setter.set(cpu.Buffer.from_bytes(chunk))
+                await byte_setter.set(cpu.Buffer.from_array_like(chunk))
 
     await asyncio.gather(*(store(i) for i in range(len(batch))))
 

@@ -22,6 +22,7 @@
 //! - bytes Python fetched through zarr's store API (any other store): put in
 //!   an in-memory store for the call, so that all take the same path.
 
+mod encode;
 mod regions;
 mod remote;
 mod threads;
@@ -325,6 +326,61 @@ impl ChunkArray {
         Ok(PyBytes::new(py, &encoded))
     }
 
+    /// The stored bytes of each of `chunks`, `(coords, chunk)` (a chunk:
+    /// the chunk's full shape, the array's element type in native byte
+    /// order, any memory layout), encoded by the array's codecs with the
+    /// GIL released, the chunks in parallel on `threads` threads; each as a
+    /// `uint8` numpy array that owns zarrs' output (no copy).
+    ///
+    /// A chunk that is not C-contiguous is gathered into contiguous memory
+    /// by the thread that encodes it (no copy of the whole batch). Raises
+    /// `ValueError` naming the chunk's key when a shape does not fit or
+    /// zarrs cannot encode a chunk (nothing is returned then).
+    #[pyo3(signature = (chunks, threads=1))]
+    fn encode_chunks<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: Vec<(Vec<u64>, Bound<'py, PyUntypedArray>)>,
+        threads: usize,
+    ) -> PyResult<Vec<Bound<'py, PyArray1<u8>>>> {
+        let array = self.array();
+        let mut jobs = Vec::with_capacity(chunks.len());
+        for (coords, chunk) in &chunks {
+            let key = self.chunk_key(coords.clone());
+            let shape = array
+                .chunk_shape(coords)
+                .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+            let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
+            if chunk.shape() != want.as_slice() {
+                return Err(PyValueError::new_err(format!(
+                    "chunk {key}: shape {:?}, the chunk's is {want:?}",
+                    chunk.shape()
+                )));
+            }
+            let size = self.element_type(chunk)?;
+            jobs.push(encode::Job {
+                key,
+                shape,
+                source: encode::Strided::of(chunk, size),
+            });
+        }
+        let threads = threads.max(1);
+        // Few large chunks (shards): each may split its inner chunks over
+        // the threads the others leave (rayon shares one pool among both).
+        let options = CodecOptions::default()
+            .with_concurrent_target(threads.div_ceil(jobs.len().max(1)).max(1));
+        let pool = threads::pool(threads)?;
+        // `chunks` holds every array alive until the call returns.
+        let encoded = py
+            .detach(|| pool.install(|| encode::encode_all(&array, &jobs, &options)))
+            .map_err(PyValueError::new_err)?;
+        drop(jobs);
+        Ok(encoded
+            .into_iter()
+            .map(|bytes| PyArray1::from_vec(py, bytes))
+            .collect())
+    }
+
     /// For each chunk at `coords`, how many of its elements, from its
     /// origin, lie inside the array in each dimension: the chunk's shape,
     /// less at the array's far edges. zarr hands the pipeline an edge
@@ -472,8 +528,18 @@ impl ChunkArray {
             .clone()
     }
 
-    /// The array's element size, checked against `array`'s.
+    /// The array's element size, checked against `array`'s, which must be
+    /// C-contiguous.
     fn element_size(&self, array: &Bound<'_, PyUntypedArray>) -> PyResult<usize> {
+        let size = self.element_type(array)?;
+        if !array.is_c_contiguous() {
+            return Err(PyValueError::new_err("array is not C-contiguous"));
+        }
+        Ok(size)
+    }
+
+    /// The array's element size, checked against `array`'s (any layout).
+    fn element_type(&self, array: &Bound<'_, PyUntypedArray>) -> PyResult<usize> {
         let data_type = self.array().data_type().clone();
         let size = data_type.fixed_size().unwrap_or(0);
         let dtype = array.dtype();
@@ -499,9 +565,6 @@ impl ChunkArray {
                 dtype.kind() as char,
                 kind as char
             )));
-        }
-        if !array.is_c_contiguous() {
-            return Err(PyValueError::new_err("array is not C-contiguous"));
         }
         Ok(size)
     }

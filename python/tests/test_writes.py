@@ -1,0 +1,363 @@
+"""Writes of compressed, sharded and nested chains through `CodecPipeline`
+are done by Rust, and give what zarr-python's own pipeline gives.
+
+Each test writes the same values into two stores, one through zarr's
+default pipeline (the pipeline not selected: the golden result), one
+through `CodecPipeline` with ``codec_pipeline.fallback = "raise"`` and
+zarr's own `BatchedCodecPipeline.write` made to fail (so that a write
+redone by zarr's pipeline fails the test instead of passing unseen). After
+every write: the same stored keys (chunks of fill values not stored, shards
+whose inner chunks all are deleted, as zarr does), and the same values,
+bit for bit, read back by zarr's default pipeline and by the pipeline.
+Stored bytes may differ (compressor libraries, the order of a shard's
+inner chunks); chains without either keep zarr's bytes (test_pipeline.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from zarr.codecs import ShardingCodec
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.codec_pipeline import BatchedCodecPipeline
+from zarr.core.sync import sync
+from zarr.storage import LocalStore, MemoryStore
+
+import zarrs_extension_codecs as zec
+
+OURS = {"codec_pipeline.path": "zarrs_extension_codecs.CodecPipeline"}
+STRICT = {**OURS, "codec_pipeline.fallback": "raise"}
+
+SHAPE = (70, 45)
+
+
+def blosc(typesize: int) -> dict[str, Any]:
+    return {
+        "name": "blosc",
+        "configuration": {
+            "cname": "zstd",
+            "clevel": 3,
+            "shuffle": "shuffle",
+            "typesize": typesize,
+            "blocksize": 0,
+        },
+    }
+
+
+ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}
+GZIP = {"name": "gzip", "configuration": {"level": 5}}
+# The EOPF-like chain: float64 reflectances stored as uint16.
+EOPF_FILTERS = [
+    {"name": "scale_offset", "configuration": {"scale": 10000, "offset": -0.1}},
+    {
+        "name": "cast_value",
+        "configuration": {
+            "data_type": "uint16",
+            "rounding": "nearest-even",
+            "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
+        },
+    },
+]
+
+LAYOUTS: dict[str, dict[str, Any]] = {
+    "blosc": {"dtype": "float32", "chunks": (16, 8), "compressors": [blosc(4)], "fill_value": 0},
+    "zstd": {"dtype": "uint16", "chunks": (16, 16), "compressors": [ZSTD], "fill_value": 7},
+    "gzip": {"dtype": "int64", "chunks": (9, 10), "compressors": [GZIP], "fill_value": -1},
+    "sharded": {
+        "dtype": "float64",
+        "chunks": (8, 8),
+        "shards": (16, 24),
+        "compressors": None,
+        "fill_value": np.nan,
+    },
+    "sharded-zstd": {
+        "dtype": "int16",
+        "chunks": (8, 5),
+        "shards": (16, 10),
+        "compressors": [ZSTD],
+        "fill_value": 3,
+    },
+    "eopf": {
+        "dtype": "float64",
+        "chunks": (8, 8),
+        "shards": (32, 16),
+        "filters": EOPF_FILTERS,
+        "compressors": [blosc(2)],
+        "fill_value": np.nan,
+    },
+    "nested": {
+        "dtype": "uint8",
+        "chunks": (32, 20),
+        "serializer": ShardingCodec(
+            chunk_shape=(16, 10),
+            codecs=[ShardingCodec(chunk_shape=(8, 5), codecs=[{"name": "bytes"}, GZIP])],
+        ),
+        "compressors": None,
+        "fill_value": 0,
+    },
+}
+
+
+def values(layout: dict[str, Any], shape: tuple[int, ...], seed: int) -> np.ndarray[Any, Any]:
+    """Random values of `layout`'s type, with some runs of the fill value
+    (whole chunks of it, inner chunks of a shard of it)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(layout["dtype"])
+    if layout.get("filters") == EOPF_FILTERS:
+        data = np.asarray(np.round(rng.uniform(0, 0.6, shape) * 10000) / 10000 - 0.1)
+        data[rng.random(shape) < 0.02] = np.nan
+    elif dtype.kind == "f":
+        data = rng.normal(0, 100, shape).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        data = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    if data.ndim == 2 and data.shape[0] > 20 and data.shape[1] > 12:
+        # An inner-chunk-sized run, and a chunk-sized one, of fill values.
+        data[0:8, 0:8] = layout["fill_value"]
+        data[16:32, 8:16] = layout["fill_value"]
+    return data
+
+
+def make_store(kind: str, path: Path) -> LocalStore | MemoryStore:
+    return LocalStore(path) if kind == "local" else MemoryStore()
+
+
+def stored(store: Any) -> dict[str, bytes]:
+    async def read() -> dict[str, bytes]:
+        out = {}
+        async for key in store.list():
+            value = await store.get(key, prototype=default_buffer_prototype())
+            out[key] = value.to_bytes()
+        return out
+
+    return sync(read())
+
+
+@contextmanager
+def zarr_writes_forbidden() -> Iterator[None]:
+    """zarr's own pipeline fails if it writes; the pipeline here raises
+    `FallbackError` for every fallback to it."""
+
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("zarr's own codec pipeline wrote")
+
+    with pytest.MonkeyPatch.context() as patch, zarr.config.set(STRICT):
+        patch.setattr(BatchedCodecPipeline, "write", forbidden)
+        yield
+
+
+def same(got: Any, want: Any) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+class Pair:
+    """The same array in two stores: `theirs` written by zarr's default
+    pipeline, `mine` by `CodecPipeline` (zarr's writes forbidden)."""
+
+    def __init__(
+        self, name: str, kind: str, tmp: Path, *, write_empty_chunks: bool = False
+    ) -> None:
+        self.layout = LAYOUTS[name]
+        self.stores = [make_store(kind, tmp / "zarr"), make_store(kind, tmp / "ours")]
+        config = {"write_empty_chunks": write_empty_chunks}
+        self.theirs = zarr.create_array(
+            self.stores[0], name="a", shape=SHAPE, config=config, **self.layout
+        )
+        with zarr.config.set(OURS):
+            self.mine = zarr.create_array(
+                self.stores[1], name="a", shape=SHAPE, config=config, **self.layout
+            )
+        assert isinstance(self.mine._async_array.codec_pipeline, zec.CodecPipeline)
+        assert self.mine._async_array.codec_pipeline.native is not None
+
+    def write(self, selection: Any, value: Any) -> None:
+        self.theirs[selection] = value
+        with zarr_writes_forbidden():
+            self.mine[selection] = value
+        self.check()
+
+    def check(self) -> None:
+        want, got = stored(self.stores[0]), stored(self.stores[1])
+        assert got.keys() == want.keys()
+        expected = zarr.open_array(self.stores[0], path="a")[...]
+        same(zarr.open_array(self.stores[1], path="a")[...], expected)
+        with zarr.config.set(STRICT):
+            same(zarr.open_array(self.stores[1], path="a")[...], expected)
+
+
+def windows(seed: int) -> list[tuple[str, tuple[slice | int, ...]]]:
+    """Windows of SHAPE: aligned with the chunks (and shards), unaligned,
+    at the far edge, one element, and random ones."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[str, tuple[slice | int, ...]]] = [
+        ("aligned", (slice(0, 32), slice(0, 16))),
+        ("unaligned", (slice(5, 41), slice(3, 30))),
+        ("edge", (slice(60, 70), slice(40, 45))),
+        ("element", (69, 44)),
+        ("element-inside", (17, 9)),
+        ("row", (33, slice(None))),
+    ]
+    for i in range(4):
+        y0, x0 = (int(rng.integers(0, n)) for n in SHAPE)
+        y1, x1 = int(rng.integers(y0 + 1, SHAPE[0] + 1)), int(rng.integers(x0 + 1, SHAPE[1] + 1))
+        out.append((f"random-{i}", (slice(y0, y1), slice(x0, x1))))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_whole_write_and_windows(name: str, kind: str, tmp_path: Path) -> None:
+    pair = Pair(name, kind, tmp_path)
+    pair.write(Ellipsis, values(pair.layout, SHAPE, seed=1))
+    for i, (_, window) in enumerate(windows(seed=2)):
+        shape = np.empty(SHAPE, dtype="u1")[window].shape
+        pair.write(window, values(pair.layout, shape, seed=10 + i))
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_windows_into_a_new_array(name: str, kind: str, tmp_path: Path) -> None:
+    """Windows written into chunks and shards never stored (no
+    read-modify-write of stored bytes)."""
+    pair = Pair(name, kind, tmp_path)
+    for i, (_, window) in enumerate(windows(seed=3)):
+        shape = np.empty(SHAPE, dtype="u1")[window].shape
+        pair.write(window, values(pair.layout, shape, seed=20 + i))
+
+
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_fill_values_are_dropped_as_zarr_drops_them(
+    name: str, write_empty_chunks: bool, tmp_path: Path
+) -> None:
+    """Chunks of fill values are not stored, and a shard whose inner chunks
+    become all fill values is deleted, without ``write_empty_chunks``; with
+    it, every chunk and shard written is stored, as zarr does."""
+    pair = Pair(name, "local", tmp_path, write_empty_chunks=write_empty_chunks)
+    fill = pair.layout["fill_value"]
+    pair.write(Ellipsis, values(pair.layout, SHAPE, seed=4))
+    # One chunk (or shard) of fill values, partly then whole.
+    pair.write((slice(32, 48), slice(16, 24)), fill)
+    pair.write((slice(32, 64), slice(16, 32)), fill)
+    # The whole array of fill values: every chunk and shard deleted.
+    pair.write(Ellipsis, fill)
+    # Back again, from fill values only (a scalar).
+    pair.write((slice(0, 40), slice(0, 20)), 1)
+
+
+def test_nan_inner_chunks_read_back_as_zarr_reads_them(tmp_path: Path) -> None:
+    """An inner chunk of NaNs (of another bit pattern than the fill value's
+    NaN) is dropped by zarr's sharding codec (`chunk_is_empty` counts any
+    NaN as a NaN fill value) and reads back as the fill value's NaN: so too
+    here."""
+    pair = Pair("sharded", "local", tmp_path)
+    data = values(pair.layout, SHAPE, seed=5)
+    other_nan = np.frombuffer(np.uint64(0x7FF8_0000_0000_0ABC).tobytes(), "<f8")[0]
+    data[8:16, 8:16] = other_nan
+    data[40:48, 0:8] = -np.nan
+    pair.write(Ellipsis, data)
+    pair.write((slice(16, 24), slice(24, 32)), other_nan)
+
+
+def test_negative_zero_is_not_a_zero_fill(tmp_path: Path) -> None:
+    """-0.0 is not the fill value 0.0 (zarr compares bit patterns): kept."""
+    layout = {**LAYOUTS["sharded"], "fill_value": 0.0}
+    LAYOUTS["sharded-zero"] = layout
+    try:
+        pair = Pair("sharded-zero", "memory", tmp_path)
+        pair.write(Ellipsis, np.full(SHAPE, -0.0))
+        pair.write((slice(0, 8), slice(0, 8)), 0.0)
+    finally:
+        del LAYOUTS["sharded-zero"]
+
+
+def test_fortran_ordered_and_strided_values(tmp_path: Path) -> None:
+    """Values zarr hands over as views of other layouts (Fortran order,
+    reversed, strided) are written as their values."""
+    pair = Pair("eopf", "local", tmp_path)
+    data = values(pair.layout, SHAPE, seed=6)
+    pair.write(Ellipsis, np.asfortranarray(data))
+    pair.write(Ellipsis, data[::-1, ::-1])
+    big = values(pair.layout, (140, 90), seed=7)
+    pair.write(Ellipsis, big[::2, ::2])
+
+
+def test_a_fill_value_the_chain_does_not_give_back(tmp_path: Path) -> None:
+    """With ``write_empty_chunks``, zarr stores inner chunks of fill values,
+    which read back as what the codecs make of the fill value; zarrs never
+    stores them. A fill value the chain does not give back unchanged is
+    therefore written by zarr's pipeline: a fallback `raise` reports, right
+    without it."""
+    fill = 0.016527635528529094
+    layout = {
+        "dtype": "float64",
+        "chunks": (8, 8),
+        "shards": (16, 16),
+        "filters": [{"name": "scale_offset", "configuration": {"scale": 3, "offset": 0.1}}],
+        "compressors": [ZSTD],
+        "fill_value": fill,
+    }
+    back = (np.float64(fill) - 0.1) * 3 / 3 + 0.1
+    assert back != fill  # the fill value does not survive the chain
+    LAYOUTS["lossy-fill"] = layout
+    try:
+        pair = Pair("lossy-fill", "local", tmp_path, write_empty_chunks=True)
+        data = np.full(SHAPE, fill)
+        data[3, 3] = 1.5
+        with zarr_writes_forbidden(), pytest.raises(zec.FallbackError, match="write_empty"):
+            pair.mine[...] = data
+        pair.theirs[...] = data
+        with zarr.config.set(OURS):
+            pair.mine[...] = data
+        pair.check()
+    finally:
+        del LAYOUTS["lossy-fill"]
+
+
+def test_encode_chunks_takes_any_layout() -> None:
+    """`ChunkArray.encode_chunks`: the bytes of C-contiguous chunks and of
+    views (strided, reversed, Fortran order) of the same values agree."""
+    from zarrs_extension_codecs._native import ChunkArray
+
+    store = MemoryStore()
+    array = zarr.create_array(store, shape=(8, 8), chunks=(4, 4), dtype="<f8", compressors=[ZSTD])
+    meta = array.metadata.to_buffer_dict(default_buffer_prototype())["zarr.json"].to_bytes()
+    native = ChunkArray(meta.decode())
+    x = np.arange(64.0).reshape(8, 8)
+    views: list[Callable[[], np.ndarray[Any, Any]]] = [
+        lambda: x[:4, :4],
+        lambda: np.asfortranarray(x[:4, :4]),
+        lambda: np.arange(256.0).reshape(16, 16)[:8:2, :8:2] * 0 + x[:4, :4],
+        lambda: x[3::-1, 3::-1][::-1, ::-1],
+    ]
+    want = native.encode_chunks([([0, 0], np.ascontiguousarray(x[:4, :4]))], 1)[0]
+    got = native.encode_chunks([([0, 0], v()) for v in views], 2)
+    for g in got:
+        assert g.dtype == np.uint8
+        assert g.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="shape"):
+        native.encode_chunks([([0, 0], x)], 1)
+
+
+def test_an_edge_shard_keeps_what_it_stores_outside_the_array(tmp_path: Path) -> None:
+    """A write that covers an edge shard's part inside the array (after a
+    shrinking resize) keeps the inner chunks outside it, as zarr's sharding
+    codec does: they come back when the array grows again."""
+    pair = Pair("sharded-zstd", "memory", tmp_path)
+    pair.write(Ellipsis, values(pair.layout, SHAPE, seed=8))
+    for array in (pair.theirs, pair.mine):
+        array.resize((60, 40))
+    pair.write(Ellipsis, values(pair.layout, (60, 40), seed=9))
+    for array in (pair.theirs, pair.mine):
+        array.resize(SHAPE)
+    pair.check()

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from stored import stored
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.sync import sync
@@ -80,19 +81,6 @@ def create(store: Any, layout: str, *, fill: int = 0, order: str = "C") -> zarr.
     )
     array[...] = VALUES
     return array
-
-
-def stored(store: Any) -> dict[str, bytes]:
-    """Every key of `store` and its bytes."""
-
-    async def read() -> dict[str, bytes]:
-        out = {}
-        async for key in store.list():
-            value = await store.get(key, prototype=default_buffer_prototype())
-            out[key] = value.to_bytes()
-        return out
-
-    return sync(read())
 
 
 @contextmanager

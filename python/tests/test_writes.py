@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pytest
 import zarr
+from stored import stored
 from zarr.codecs import ShardingCodec
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.codec_pipeline import BatchedCodecPipeline
-from zarr.core.sync import sync
 from zarr.storage import LocalStore, MemoryStore
 
 import zarrs_extension_codecs as zec
@@ -127,17 +127,6 @@ def values(layout: dict[str, Any], shape: tuple[int, ...], seed: int) -> np.ndar
 
 def make_store(kind: str, path: Path) -> LocalStore | MemoryStore:
     return LocalStore(path) if kind == "local" else MemoryStore()
-
-
-def stored(store: Any) -> dict[str, bytes]:
-    async def read() -> dict[str, bytes]:
-        out = {}
-        async for key in store.list():
-            value = await store.get(key, prototype=default_buffer_prototype())
-            out[key] = value.to_bytes()
-        return out
-
-    return sync(read())
 
 
 @contextmanager

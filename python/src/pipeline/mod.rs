@@ -292,11 +292,8 @@ impl ChunkArray {
         coords: Vec<u64>,
         chunk: &Bound<'py, PyUntypedArray>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let key = self.chunk_key(coords.clone());
         let array = self.array();
-        let shape = array
-            .chunk_shape(&coords)
-            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+        let (key, shape) = self.key_and_shape(&array, &coords)?;
         let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
         if chunk.shape() != want.as_slice() {
             return Err(PyValueError::new_err(format!(
@@ -346,10 +343,7 @@ impl ChunkArray {
         let array = self.array();
         let mut jobs = Vec::with_capacity(chunks.len());
         for (coords, chunk) in &chunks {
-            let key = self.chunk_key(coords.clone());
-            let shape = array
-                .chunk_shape(coords)
-                .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+            let (key, shape) = self.key_and_shape(&array, coords)?;
             let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
             if chunk.shape() != want.as_slice() {
                 return Err(PyValueError::new_err(format!(
@@ -453,10 +447,7 @@ impl ChunkArray {
         let array = self.array();
         let mut jobs = Vec::with_capacity(chunks.len());
         for (coords, bytes) in &chunks {
-            let key = self.chunk_key(coords.clone());
-            let shape = array
-                .chunk_shape(coords)
-                .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+            let (key, shape) = self.key_and_shape(&array, coords)?;
             let dims: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
             // A zero-dimensional array's chunk is one element: `out` is (n,).
             if dims.as_slice() != chunk_dims {
@@ -520,6 +511,20 @@ fn decode_whole(
 }
 
 impl ChunkArray {
+    /// The key of the chunk at `coords` of `array` and its shape, or an
+    /// error naming the key.
+    fn key_and_shape(
+        &self,
+        array: &Array<dyn ReadableStorageTraits>,
+        coords: &[u64],
+    ) -> PyResult<(String, zarrs::array::ChunkShape)> {
+        let key = self.chunk_key(coords.to_vec());
+        let shape = array
+            .chunk_shape(coords)
+            .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+        Ok((key, shape))
+    }
+
     /// The zarrs array as it is now (its shape may grow later).
     fn array(&self) -> Arc<Array<dyn ReadableStorageTraits>> {
         self.array

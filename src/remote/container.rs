@@ -15,7 +15,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use super::refreshing::{FetchedKeys, RefreshingCredentials, unix_time};
+use super::refreshing::{FetchedKeys, RefreshingCredentials, expiry_of};
 
 /// How long one fetch of the keys may take.
 const FETCH_LIMIT: Duration = Duration::from_secs(5);
@@ -155,12 +155,8 @@ fn parse(body: &[u8]) -> Result<FetchedKeys, String> {
         return Err("answered no AccessKeyId and SecretAccessKey".to_string());
     };
     let expires = match field("Expiration") {
-        Some(text) => {
-            let time = chrono::DateTime::parse_from_rfc3339(text)
-                .map_err(|e| format!("answered an Expiration {text:?} that is not a time: {e}"))?;
-            // Past what a time holds: never.
-            unix_time(time.timestamp() as f64)
-        }
+        Some(text) => expiry_of(text)
+            .map_err(|e| format!("answered an Expiration {text:?} that is not a time: {e}"))?,
         None => None,
     };
     Ok(FetchedKeys::new(
@@ -174,6 +170,7 @@ fn parse(body: &[u8]) -> Result<FetchedKeys, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::unix_time;
 
     #[test]
     fn plain_http_only_to_loopback_and_the_agents() {

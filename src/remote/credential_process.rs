@@ -27,9 +27,7 @@ use std::process::{Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use chrono::DateTime;
-
-use super::refreshing::{FetchedKeys, RefreshingCredentials, unix_time};
+use super::refreshing::{FetchedKeys, RefreshingCredentials, expiry_of};
 
 /// How long a run may take: a tool that hangs (a prompt that cannot be
 /// answered, a network that does not) must not hold every request
@@ -268,12 +266,9 @@ fn parse(stdout: &[u8]) -> Result<FetchedKeys, String> {
     };
     let expires = match text("Expiration", false)? {
         None => None,
-        Some(time) => {
-            let at = DateTime::parse_from_rfc3339(&time).map_err(|e| {
-                format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
-            })?;
-            unix_time(at.timestamp() as f64 + f64::from(at.timestamp_subsec_nanos()) * 1e-9)
-        }
+        Some(time) => expiry_of(&time).map_err(|e| {
+            format!("printed an Expiration {time:?} that is not an RFC 3339 time ({e})")
+        })?,
     };
     Ok(FetchedKeys::new(key_id, secret_key, token, expires))
 }
@@ -285,7 +280,9 @@ mod tests {
     use super::*;
 
     fn at(rfc3339: &str) -> std::time::SystemTime {
-        DateTime::parse_from_rfc3339(rfc3339).unwrap().into()
+        chrono::DateTime::parse_from_rfc3339(rfc3339)
+            .unwrap()
+            .into()
     }
 
     /// The output format of the AWS CLI's documentation for

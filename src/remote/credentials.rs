@@ -187,10 +187,10 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// `true` / `false` as object_store parses a boolean setting.
-fn parse_bool(value: &str) -> Option<bool> {
+pub(super) fn parse_bool(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Some(true),
-        "false" | "0" | "no" | "off" => Some(false),
+        "true" | "1" | "yes" | "on" | "y" => Some(true),
+        "false" | "0" | "no" | "off" | "n" => Some(false),
         _ => None,
     }
 }

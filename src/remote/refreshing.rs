@@ -57,6 +57,19 @@ pub fn unix_time(seconds: f64) -> Option<SystemTime> {
     }
 }
 
+/// The expiry an RFC 3339 `time` gives keys (`Expiration` of a
+/// `credential_process` output or a container agent's answer), to the
+/// nanosecond.
+///
+/// # Errors
+/// chrono's, when `time` is not an RFC 3339 time.
+pub(crate) fn expiry_of(time: &str) -> Result<Option<SystemTime>, chrono::ParseError> {
+    let at = chrono::DateTime::parse_from_rfc3339(time)?;
+    Ok(unix_time(
+        at.timestamp() as f64 + f64::from(at.timestamp_subsec_nanos()) * 1e-9,
+    ))
+}
+
 /// Keys handed out, as they are kept.
 #[derive(Clone)]
 struct Held {

@@ -97,12 +97,9 @@ fn duration(
 /// (`true`, `1`, `yes`, `on`, `y`, any case; a value set from the
 /// environment is kept as written).
 fn flag(options: &object_store::ClientOptions, key: ClientConfigKey) -> bool {
-    options.get_config_value(&key).is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "true" | "1" | "yes" | "on" | "y"
-        )
-    })
+    options
+        .get_config_value(&key)
+        .is_some_and(|v| super::credentials::parse_bool(&v) == Some(true))
 }
 
 /// Host names resolved with their addresses in a random order, as
@@ -208,7 +205,7 @@ fn client(
     // object_store's default: on unless set otherwise.
     let randomize = options
         .get_config_value(&ClientConfigKey::RandomizeAddresses)
-        .is_none_or(|_| flag(options, ClientConfigKey::RandomizeAddresses));
+        .is_none_or(|v| super::credentials::parse_bool(&v) != Some(false));
     if randomize {
         builder = builder.dns_resolver(std::sync::Arc::new(ShuffledAddresses));
     }

@@ -117,12 +117,10 @@ impl Engine {
     pub(crate) fn for_array<S: ?Sized>(array: &Array<S>) -> Option<Arc<Self>> {
         let codecs = array.codecs();
         let path = array.path().as_str();
+        let is_this = |k: &KeptEngine| Arc::ptr_eq(&k.codecs, &codecs) && k.path == path;
         {
             let mut kept = kept_engines();
-            if let Some(at) = kept
-                .iter()
-                .position(|k| Arc::ptr_eq(&k.codecs, &codecs) && k.path == path)
-            {
+            if let Some(at) = kept.iter().position(is_this) {
                 let entry = kept.remove(at).expect("found above");
                 let engine = entry.engine.clone();
                 kept.push_back(entry);
@@ -133,10 +131,7 @@ impl Engine {
         let mut kept = kept_engines();
         // Another read of the array may have made one meanwhile: that one
         // is kept, and used, so that one array has one engine.
-        if let Some(other) = kept
-            .iter()
-            .find(|k| Arc::ptr_eq(&k.codecs, &codecs) && k.path == path)
-        {
+        if let Some(other) = kept.iter().find(|k| is_this(k)) {
             return other.engine.clone();
         }
         kept.push_back(KeptEngine {

@@ -713,7 +713,7 @@ mod async_reads {
 
     /// An async store over another that answers the first call for the
     /// shard `key`'s chunks (the second `get_partial_many` of it: the first
-    /// reads its index) with the remote store's "object changed" error, as
+    /// reads its index) with the remote store's `ObjectChanged` error, as
     /// when the shard is rewritten while it is read; and counts the calls.
     struct ChangesOnce {
         inner: AsyncObjectStore<LocalFileSystem>,
@@ -735,9 +735,9 @@ mod async_reads {
             if key.as_str() == self.key && self.calls.fetch_add(1, Ordering::SeqCst) == 1 {
                 // Let the other shards' decodes start first.
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                return Err(StorageError::Other(format!(
-                    "{key}: the object changed while it was being read"
-                )));
+                return Err(
+                    zarrs_extension_codecs::ObjectChanged::new(key.as_str(), "test").into(),
+                );
             }
             self.inner.get_partial_many(key, byte_ranges).await
         }

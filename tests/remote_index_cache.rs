@@ -516,6 +516,12 @@ fn a_chunk_read_after_its_index_was_dropped_past_the_limit_is_still_checked() {
     let chunk = store.get_partial(&key("c/0/0"), ByteRange::FromStart(offset, Some(length)));
     match chunk {
         Err(error) => {
+            // Typed, so that the read path reads again.
+            let changed = zarrs_extension_codecs::ObjectChanged::in_storage_error(&error);
+            assert!(
+                changed.is_some_and(|c| c.location().ends_with("c/0/0")),
+                "{error}"
+            );
             let error = error.to_string();
             assert!(error.contains("the object changed"), "{error}");
             // What to do when it is not a rewrite but the server.

@@ -8,9 +8,8 @@ use zarrs::storage::AsyncReadableStorageTraits;
 use super::engine::Engine;
 use super::engine::async_engine::{self, Output, off_runtime};
 use super::engine::shared_output::{self, SharedOutput};
-use super::{
-    check_output, checked_output_len, chunk_parts, is_object_changed, located, output, whole_view,
-};
+use super::versioned::goes_again;
+use super::{check_output, checked_output_len, chunk_parts, located, output, whole_view};
 
 /// Typed reads into the caller's memory, for [`Array`] over an async store.
 ///
@@ -128,17 +127,20 @@ impl<S: ?Sized + AsyncReadableStorageTraits + 'static> AsyncArrayReadExt for Arr
         // zarrs' own read, for what the engine does not read (see
         // `super::engine`): it decodes on the runtime's thread.
         let shape = subset.shape().to_vec();
-        let mut result = Err(ArrayError::Other(String::new()));
-        for _ in 0..2 {
+        // The retry of `again_if_changed_async`, written out: each attempt
+        // borrows `out` anew, which a closure's future cannot.
+        let mut tried = 0;
+        let result = loop {
+            tried += 1;
             let mut view = whole_view(out, &shape)?;
-            result = self
+            match self
                 .async_retrieve_array_subset_into_opt(subset, (&mut view).into(), options)
-                .await;
-            match &result {
-                Err(error) if is_object_changed(error) => {}
-                _ => break,
+                .await
+            {
+                Err(error) if goes_again(&error, tried) => {}
+                result => break result,
             }
-        }
+        };
         match result {
             Ok(()) => Ok(()),
             Err(error) => Err(locate(self, subset, error, options).await),

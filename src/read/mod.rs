@@ -63,8 +63,10 @@ pub mod chunk_decode;
 pub(crate) mod engine;
 pub(crate) mod output;
 mod placement;
+pub mod versioned;
 
 pub use placement::WindowAt;
+pub use versioned::ObjectChanged;
 
 use bytemuck::Pod;
 use unsafe_cell_slice::UnsafeCellSlice;
@@ -250,14 +252,10 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
             .map_err(|e| element_error(format!("{call}: array {}: {e}", self.path())))?;
         output::touch_for_streaming(out, options.concurrent_target());
         let engine = engine::Engine::for_array(self);
-        let mut attempt = || match &engine {
+        versioned::again_if_changed(|| match &engine {
             Some(engine) => engine::read_placed(self, engine, windows, out, out_shape, options),
             None => read_placed_by_zarrs(self, windows, out, out_shape, size, options),
-        };
-        match attempt() {
-            Err(error) if is_object_changed(&error) => attempt(),
-            result => result,
-        }
+        })
     }
 }
 
@@ -301,7 +299,7 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
     let shape = subset.shape().to_vec();
     let window = subset.to_array_subset();
     let engine = engine::Engine::for_array(array);
-    let mut attempt = || match &engine {
+    let attempt = || match &engine {
         Some(engine) => engine::read(
             array,
             engine,
@@ -318,29 +316,12 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
     // store (which has dropped what it knew of the old version) or by the
     // engine (the index read again with the chunks differs): one more read
     // sees the new.
-    let result = match attempt() {
-        Err(error) if is_object_changed(&error) => attempt(),
-        result => result,
-    };
+    let result = versioned::again_if_changed(attempt);
     match engine {
         // The engine's errors name the chunk already.
         Some(_) => result,
         None => result.map_err(|error| locate(array, subset, error, options)),
     }
-}
-
-/// The text a store puts in a read error when the object changed between
-/// two reads that belong together (a shard's index, then its chunks, read
-/// on condition that the object is still the version the index came from),
-/// and the read engine when the index it reads again with a shard's chunks
-/// is not the one their ranges came from. A store that says it has also
-/// forgotten the old version, and the engine reads the index anew on each
-/// attempt, so reading again is safe; [`ArrayReadExt`] does so once.
-pub(crate) const OBJECT_CHANGED: &str = "the object changed while it was being read";
-
-/// Whether `error`, or one of its causes, says [`OBJECT_CHANGED`].
-pub(crate) fn is_object_changed(error: &(dyn std::error::Error + 'static)) -> bool {
-    crate::error_chain(error).contains(OBJECT_CHANGED)
 }
 
 /// `error`, from reading `subset` of `array`, with the array's path and the
@@ -565,14 +546,6 @@ mod tests {
         let window = ArraySubset::new_with_ranges(&[1..4, 2..5]);
         let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
         assert_eq!(got, [9, 10, 11, 16, 999, 999, 23, 999, 999]);
-    }
-
-    #[test]
-    fn object_changed_is_found_in_the_causes() {
-        let storage = zarrs::storage::StorageError::Other(format!("s3://b/c/0: {OBJECT_CHANGED}"));
-        assert!(is_object_changed(&ArrayError::StorageError(storage)));
-        let other = zarrs::storage::StorageError::Other("s3://b/c/0: 503".to_string());
-        assert!(!is_object_changed(&ArrayError::StorageError(other)));
     }
 
     #[test]

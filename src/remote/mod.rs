@@ -47,8 +47,9 @@
 //! that gives only a weak one or Last-Modified gets nothing kept) of its
 //! shard, and later reads of the shard are conditional on it. A shard
 //! deleted meanwhile reads as the fill value. A shard rewritten while the store is open fails
-//! the read that finds it with an error containing "the object changed
-//! while it was being read"; [`ArrayReadExt`](crate::ArrayReadExt) and
+//! the read that finds it with an [`ObjectChanged`](crate::ObjectChanged)
+//! error (its message says "the object changed while it was being read");
+//! [`ArrayReadExt`](crate::ArrayReadExt) and
 //! [`AsyncArrayReadExt`](crate::AsyncArrayReadExt) then read once more
 //! (with the new index), zarrs' own `retrieve_*` methods return the error.
 //! Two reads of one rewritten shard at once are covered for the crate's

@@ -24,7 +24,7 @@
 //! and every later ranged read of that key is conditional on it
 //! (`If-Match`) and checked against the version the response shows. A
 //! changed object (412, or another version) drops the key's index and
-//! fails the read with [`OBJECT_CHANGED`] in its message, on which the
+//! fails the read with [`ObjectChanged`] (typed), on which the
 //! crate's read path reads once more (and then reads the new index). A
 //! deleted object (404, which S3 answers even with `If-Match`; or a 412
 //! that a `HEAD` finds is a 404) drops it too and reads as absent: a shard
@@ -80,7 +80,7 @@ use super::index_cache::{IndexCache, IndexRead, has_version, same_version};
 use super::read_ahead::{Answer, Held, ReadAhead};
 use super::{Fetched, RemoteError, RemoteOptions};
 use crate::error_chain;
-use crate::read::OBJECT_CHANGED;
+use crate::read::ObjectChanged;
 use crate::redact::{Redactor, redact_url};
 
 /// A read-only Zarr store at an `http(s)://` or `s3://` URL, for zarrs'
@@ -524,11 +524,16 @@ impl AsyncRemoteStore {
             Fetch::Short(how) => Some(StorageError::Other(format!("{}: {how}", self.key_url(key)))),
             Fetch::Changed(how) => {
                 self.forget(key);
-                Some(StorageError::Other(format!(
-                    "{}: {OBJECT_CHANGED}: {}; its kept index is dropped, a new read reads the new one (if this repeats for objects that do not change, the server gives one object several versions, as servers behind a load balancer can: set RemoteOptions::shard_index_cache_bytes to 0)",
-                    self.key_url(key),
-                    self.redactor.text(&how)
-                )))
+                Some(
+                    ObjectChanged::new(
+                        self.key_url(key),
+                        format!(
+                            "{}; its kept index is dropped, a new read reads the new one (if this repeats for objects that do not change, the server gives one object several versions, as servers behind a load balancer can: set RemoteOptions::shard_index_cache_bytes to 0)",
+                            self.redactor.text(&how)
+                        ),
+                    )
+                    .into(),
+                )
             }
         }
     }

@@ -341,7 +341,8 @@ fn respond(
 }
 
 /// Answer one request the way a hostile server would (the connection is
-/// closed after it).
+/// closed after it; a redirect says so, as a server must, or the client
+/// may send its next request on the closing connection and see a reset).
 fn respond_hostile(
     writer: &mut TcpStream,
     misbehaviour: Misbehaviour,
@@ -372,7 +373,7 @@ fn respond_hostile(
         Misbehaviour::RedirectTo(port) => {
             let location = format!("http://127.0.0.1:{port}{target}");
             let text = format!(
-                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             );
             writer.write_all(text.as_bytes())?;
             return writer.flush();

@@ -29,18 +29,21 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
 
+use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use futures::{StreamExt, TryStreamExt};
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
     Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, CodecOptions,
 };
-use zarrs::storage::{AsyncReadableStorageTraits, Bytes};
+use zarrs::storage::AsyncReadableStorageTraits;
 
-use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error, vanished};
+use super::fetch::{Fetched, Plan, chunk_pieces, plan, storage_error};
 use super::plan::{Engine, Unit, units};
 use super::shared_output::SharedCells;
 use super::{ASYNC_IN_FLIGHT, at, decode};
+use crate::read::versioned::{
+    At, ObjectChanged, again_if_changed_async, read_at_async, read_index_async,
+};
 
 /// Decoded bytes of units being decoded at most (their buffers), unless
 /// one unit alone is larger.
@@ -76,8 +79,8 @@ pub(crate) enum Output<'a> {
 }
 
 /// Read `window` of `array` into `out`: once more if the store or the
-/// engine says an object changed while it was being read (see
-/// `crate::read::OBJECT_CHANGED`); the errors name the chunk.
+/// engine says an object changed while it was being read
+/// ([`ObjectChanged`]); the errors name the chunk.
 pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: Arc<Engine>,
@@ -89,12 +92,8 @@ pub(crate) async fn read<S: ?Sized + AsyncReadableStorageTraits + 'static>(
         Output::Borrowed(out) => (UnsafeCellSlice::new(out), None),
         Output::Shared(shared) => (shared.cells(), Some(&*shared)),
     };
-    match read_once(array, engine.clone(), window, cells, shared, options).await {
-        Err(error) if crate::read::is_object_changed(&error) => {
-            read_once(array, engine, window, cells, shared, options).await
-        }
-        result => result,
-    }
+    again_if_changed_async(|| read_once(array, engine.clone(), window, cells, shared, options))
+        .await
 }
 
 /// One attempt of [`read`], into `cells`: those of `shared` when given.
@@ -250,7 +249,7 @@ async fn read_once<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     .await;
     if let Err(error) = &result
         && shared.is_some()
-        && crate::read::is_object_changed(error)
+        && ObjectChanged::in_error(error).is_some()
     {
         // Decode jobs still writing into the shared output: `read` reads
         // again into it (see the module's documentation).
@@ -332,33 +331,18 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
             .map_err(|e| storage_error(unit, "reading it: ", &e))?;
         return read.pieces_of_whole(engine, unit, shard, options);
     }
-    let encoded = store
-        .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))
+    let encoded = read_index_async(store, &unit.key, read.index_range())
         .await
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
-    let Some(mut encoded) = encoded else {
+    let Some(encoded) = encoded else {
         return Ok(Fetched::Absent);
     };
-    let encoded: Bytes = encoded
-        .next()
-        .await
-        .transpose()
-        .map_err(|e| storage_error(unit, "reading its index: ", &e))?
-        .unwrap_or_default();
-    let Some((read, index, byte_ranges)) = read.after_index(engine, unit, &encoded, options)?
-    else {
+    let Some((read, index, ranges)) = read.after_index(engine, unit, &encoded, options)? else {
         return Ok(Fetched::Absent);
     };
-    let fetched = match store
-        .get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()))
-        .await
-    {
-        Ok(Some(stream)) => stream.try_collect::<Vec<Bytes>>().await,
-        Ok(None) => return Err(vanished(unit)),
-        Err(e) => Err(e),
-    };
-    match fetched {
-        Ok(bytes) => read.assemble(unit, &index, &encoded, bytes),
+    match read_at_async(store, &unit.key, read.index_range(), &encoded, ranges).await {
+        Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
+        Ok(At::Gone) => Ok(Fetched::Absent),
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
             Err(read.chunks_error(unit, &index, len, &e))

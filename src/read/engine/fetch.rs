@@ -1,9 +1,7 @@
 //! Fetching a unit: a chunk in one `get`; a shard's index, then every inner
-//! chunk the window needs in one `get_partial_many`, which asks for the
-//! index range again (first) to check that the chunks belong to the index
-//! their ranges came from (see [the engine's docs](super)); or, when the
-//! window needs every inner chunk, the whole shard in one `get` (its index
-//! read from it).
+//! chunk the window needs in one call at the index's version
+//! ([`versioned`](crate::read::versioned)); or, when the window needs every
+//! inner chunk, the whole shard in one `get` (its index read from it).
 //!
 //! The plan ([`ShardRead`]) and the assembly of what came back are shared
 //! by the sync fetch here and the async one.
@@ -16,7 +14,7 @@ use zarrs::storage::{Bytes, ReadableStorageTraits, StorageError};
 
 use super::plan::{Engine, Layout, Piece, ShardLayout, Unit, index_size, pieces};
 use super::shard_index::ShardIndex;
-use crate::read::OBJECT_CHANGED;
+use crate::read::versioned::{At, ObjectChanged, read_at, read_index};
 use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
 
 /// What was fetched for a unit.
@@ -58,7 +56,7 @@ pub(crate) struct ShardRead<'a> {
 }
 
 /// A shard read once its index is known: the read, the index, and the
-/// byte ranges of the call that fetches the inner chunks.
+/// byte ranges of the inner chunks it needs that are stored.
 pub(crate) type ChunkCall<'a> = (ShardRead<'a>, ShardIndex, Vec<ByteRange>);
 
 /// What to fetch for `unit`.
@@ -175,9 +173,9 @@ impl<'a> ShardRead<'a> {
     }
 
     /// After the index alone was read (`encoded`): this read with the
-    /// inner chunks the window needs, the index, and the byte ranges of the
-    /// call that fetches them ([`chunk_call`](Self::chunk_call)); `None`
-    /// when none of them is stored (the unit is absent).
+    /// inner chunks the window needs, the index, and the byte ranges of
+    /// those stored, for [`read_at`]; `None` when none of them is stored
+    /// (the unit is absent).
     pub(crate) fn after_index(
         self,
         engine: &Engine,
@@ -187,12 +185,15 @@ impl<'a> ShardRead<'a> {
     ) -> Result<Option<ChunkCall<'a>>, ArrayError> {
         let index = self.decode_index(unit, encoded, None, options)?;
         let read = self.with_pieces(engine, unit)?;
-        let ranges = read.ranges(&index);
+        let ranges: Vec<ByteRange> = read
+            .ranges(&index)
+            .into_iter()
+            .map(ByteRange::new)
+            .collect();
         if ranges.is_empty() {
             return Ok(None);
         }
-        let call = read.chunk_call(&ranges);
-        Ok(Some((read, index, call)))
+        Ok(Some((read, index, ranges)))
     }
 
     /// The ranges to fetch: one per piece present in `index`.
@@ -203,56 +204,16 @@ impl<'a> ShardRead<'a> {
             .collect()
     }
 
-    /// The ranges of the call that reads the inner chunks of `ranges`: the
-    /// index range first (read again, for [`check_index`](Self::check_index)),
-    /// then the chunks'.
-    fn chunk_call(&self, ranges: &[Range<u64>]) -> Vec<ByteRange> {
-        std::iter::once(self.index_range())
-            .chain(ranges.iter().map(|r| ByteRange::new(r.clone())))
-            .collect()
-    }
-
-    /// Check that `again`, the index range as the call that read the inner
-    /// chunks returned it, is `used`, the encoded index their ranges came
-    /// from. A store answers one call from one version of the shard (one
-    /// file handle, one lock, requests on condition of one version; a
-    /// remote store answers the index range from the same kept entry whose
-    /// version its chunk requests carry), so equal bytes mean the chunks
-    /// sit at the offsets `used` gives; other bytes, that the shard was
-    /// rewritten since the index was read: an error that says
-    /// [`OBJECT_CHANGED`], so that the read is tried once more.
-    fn check_index(
-        &self,
-        unit: &Unit,
-        used: &[u8],
-        again: Option<Bytes>,
-    ) -> Result<(), ArrayError> {
-        match again {
-            Some(again) if *again == *used => Ok(()),
-            Some(_) => Err(ArrayError::Other(format!(
-                "shard {}: {OBJECT_CHANGED}: its index, read again with its inner chunks, is not the one their ranges came from (rewritten meanwhile)",
-                unit.key
-            ))),
-            None => Err(ArrayError::Other(format!(
-                "shard {}: the store returned no bytes for its index, asked for with its inner chunks",
-                unit.key
-            ))),
-        }
-    }
-
-    /// The pieces from the answer to [`chunk_call`](Self::chunk_call): its
-    /// index range checked against `used` ([`check_index`](Self::check_index)),
-    /// then the bytes of each of [`ranges`](Self::ranges), each checked to
-    /// be as long as asked for.
+    /// The pieces from the bytes [`read_at`] returned for
+    /// [`ranges`](Self::ranges) (the index already checked there), each
+    /// checked to be as long as asked for.
     pub(crate) fn assemble(
         self,
         unit: &Unit,
         index: &ShardIndex,
-        used: &[u8],
         fetched: Vec<Bytes>,
     ) -> Result<Fetched, ArrayError> {
         let mut fetched = fetched.into_iter();
-        self.check_index(unit, used, fetched.next())?;
         let mut out = Vec::with_capacity(self.pieces.len());
         for p in self.pieces {
             let Some(range) = p.inner.and_then(|i| index.range(i)) else {
@@ -285,6 +246,9 @@ impl<'a> ShardRead<'a> {
         shard_len: Option<u64>,
         error: &StorageError,
     ) -> ArrayError {
+        if ObjectChanged::in_storage_error(error).is_some() {
+            return ArrayError::StorageError(error.clone());
+        }
         let past_end = shard_len.and_then(|len| {
             self.pieces.iter().find_map(|p| {
                 let r = p.inner.and_then(|i| index.range(i))?;
@@ -320,16 +284,13 @@ pub(crate) fn chunk_pieces(pieces: Vec<Piece>, bytes: Option<Bytes>) -> Fetched 
     }
 }
 
-/// The error of a shard that vanished between its index and its chunks:
-/// read as a changed object, so the read is tried once more.
-pub(crate) fn vanished(unit: &Unit) -> ArrayError {
-    ArrayError::Other(format!(
-        "shard {}: gone after its index was read: {OBJECT_CHANGED}",
-        unit.key
-    ))
-}
-
+/// `error` from reading `unit` (`what`: which read of a shard), naming
+/// the key; a change of the object ([`ObjectChanged`]) is passed on as it
+/// is, so that the read goes again.
 pub(crate) fn storage_error(unit: &Unit, what: &str, error: &StorageError) -> ArrayError {
+    if ObjectChanged::in_storage_error(error).is_some() {
+        return ArrayError::StorageError(error.clone());
+    }
     ArrayError::Other(format!(
         "{} {}: {what}{}",
         if what.is_empty() { "chunk" } else { "shard" },
@@ -360,29 +321,17 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
             .map_err(|e| storage_error(unit, "reading it: ", &e))?;
         return read.pieces_of_whole(engine, unit, shard, options);
     }
-    let encoded = store
-        .get_partial_many(&unit.key, Box::new(std::iter::once(read.index_range())))
+    let encoded = read_index(store, &unit.key, read.index_range())
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
-    let Some(mut encoded) = encoded else {
+    let Some(encoded) = encoded else {
         return Ok(Fetched::Absent);
     };
-    let encoded = encoded
-        .next()
-        .transpose()
-        .map_err(|e| storage_error(unit, "reading its index: ", &e))?
-        .unwrap_or_default();
-    let Some((read, index, byte_ranges)) = read.after_index(engine, unit, &encoded, options)?
-    else {
+    let Some((read, index, ranges)) = read.after_index(engine, unit, &encoded, options)? else {
         return Ok(Fetched::Absent);
     };
-    let fetched = store.get_partial_many(&unit.key, Box::new(byte_ranges.into_iter()));
-    let fetched = match fetched {
-        Ok(Some(iter)) => iter.collect::<Result<Vec<Bytes>, _>>(),
-        Ok(None) => return Err(vanished(unit)),
-        Err(e) => Err(e),
-    };
-    match fetched {
-        Ok(bytes) => read.assemble(unit, &index, &encoded, bytes),
+    match read_at(store, &unit.key, read.index_range(), &encoded, ranges) {
+        Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
+        Ok(At::Gone) => Ok(Fetched::Absent),
         Err(e) => {
             // On the error path only: the shard's length, to name the inner
             // chunk that reaches past it.

@@ -20,30 +20,14 @@
 //! - a shard the window needs whole: one `get`, its index read from it and
 //!   every range checked against its length.
 //!
-//! A shard rewritten between its index and its inner chunks: the index
-//! range asked for again in the chunks' call must be the very bytes of the
-//! index whose offsets the ranges came from, or the attempt fails with
-//! [`OBJECT_CHANGED`](crate::read::OBJECT_CHANGED) and
-//! `ArrayReadExt` / `AsyncArrayReadExt` read once more. The storage traits
-//! carry no version, so this relies on a store answering one call from
-//! one version of the object: zarrs' file system store reads every range
-//! through one file handle (a shard replaced by a rename is read whole from
-//! the old file or the new one; one overwritten in place, as nothing can
-//! promise, may be torn), its memory store clones the value once, and the
-//! crate's remote store answers the index range from the kept entry whose
-//! version its chunk requests are conditional on (one snapshot per call),
-//! so no request or byte more for a kept index. What is guaranteed: the
-//! chunks decoded are read at the offsets of an index equal to the shard's
-//! index as that call returned it, so new bytes are never decoded at old
-//! offsets, when the store answers the call from one version. What is not:
-//! a store that fetches the ranges of one call from different versions
-//! (the remote store with nothing kept sends the index range as a request
-//! of its own, beside the chunks', with no condition: a rewrite between
-//! those two requests is not seen); and zarrs' own reads (below), which
-//! read a shard's index and chunks with no such check. The cost for a
-//! store that keeps nothing is that one range more per shard and window
-//! (one more request on the remote store, a `pread` of the index on a
-//! file system: `docs/performance.md`).
+//! A shard rewritten or deleted between its index and its inner chunks:
+//! the chunks are read at the version of the index their ranges came from
+//! ([`versioned`](crate::read::versioned) says how, what a store promises
+//! and what it costs); a rewrite fails the attempt with
+//! [`ObjectChanged`](crate::read::ObjectChanged) and `ArrayReadExt` /
+//! `AsyncArrayReadExt` read once more, a deletion reads as the fill value.
+//! zarrs' own reads (below) read a shard's index and chunks with no such
+//! check.
 //!
 //! Chunks and shards are fetched and decoded on up to
 //! `CodecOptions::concurrent_target` threads at once (the sync API), each
@@ -90,6 +74,7 @@ pub(crate) use plan::Engine;
 pub(crate) use workers::for_each_parallel;
 
 use super::placement::{self, WindowAt};
+use super::versioned::ObjectChanged;
 
 /// Units fetched or waiting for a decode at most on the async API, and
 /// units decoded at once at most.
@@ -200,6 +185,9 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
 /// `error` from zarrs' read of `unit`'s part, with the array's path and
 /// the chunk's key.
 fn zarrs_error(engine: &Engine, unit: &plan::Unit, error: &ArrayError) -> ArrayError {
+    if let Some(changed) = ObjectChanged::in_error(error) {
+        return changed.within(&format!("array {}: chunk {}", engine.path, unit.key));
+    }
     ArrayError::Other(format!(
         "array {}: chunk {}: {}",
         engine.path,
@@ -208,8 +196,12 @@ fn zarrs_error(engine: &Engine, unit: &plan::Unit, error: &ArrayError) -> ArrayE
     ))
 }
 
-/// `error`, from fetching, with the array's path in front.
+/// `error`, from fetching, with the array's path in front (a change of an
+/// object stays typed, so that the read goes again).
 fn at(engine: &Engine, error: ArrayError) -> ArrayError {
+    if let Some(changed) = ObjectChanged::in_error(&error) {
+        return changed.within(&format!("array {}", engine.path));
+    }
     ArrayError::Other(format!(
         "array {}: {}",
         engine.path,

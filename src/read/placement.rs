@@ -79,15 +79,6 @@ pub(crate) fn check(
     disjoint(&mut places)
 }
 
-/// Whether the places of `a` and `b` (both inside the output) share an
-/// element.
-fn overlap(a: &WindowAt, b: &WindowAt) -> bool {
-    a.at.iter()
-        .zip(a.window.shape())
-        .zip(b.at.iter().zip(b.window.shape()))
-        .all(|((&a0, &an), (&b0, &bn))| a0 < b0 + bn && b0 < a0 + an)
-}
-
 /// No two places share an element.
 fn disjoint(places: &mut [&WindowAt]) -> Result<(), String> {
     if places.first().is_some_and(|p| p.at.is_empty()) {
@@ -153,6 +144,15 @@ fn clash<'a>(places: &mut [&'a WindowAt], dim: usize) -> Option<(&'a WindowAt, &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether the places of `a` and `b` (both inside the output) share an
+    /// element.
+    fn overlap(a: &WindowAt, b: &WindowAt) -> bool {
+        a.at.iter()
+            .zip(a.window.shape())
+            .zip(b.at.iter().zip(b.window.shape()))
+            .all(|((&a0, &an), (&b0, &bn))| a0 < b0 + bn && b0 < a0 + an)
+    }
 
     fn at(ranges: &[std::ops::Range<u64>], at: &[u64]) -> WindowAt {
         WindowAt {

@@ -302,3 +302,91 @@ fn echoed_session_tokens_show_in_no_form() {
         }
     }
 }
+
+/// A busy server (`503 Slow Down` or `429 Too Many Requests` with
+/// `Retry-After`) is asked again no sooner than it says: object_store's own
+/// backoff (a fraction of a second) used to send the retry at once. A wait
+/// longer than the store's retry timeout is not waited: the retry comes
+/// from object_store's backoff, and the read does not stall for an hour.
+#[test]
+fn a_busy_server_is_asked_again_when_it_says() {
+    let dir = served_dir();
+    let mut patient = options();
+    patient.max_retries = 2;
+    patient.retry_timeout = Duration::from_secs(10);
+    // `None`: an HTTP date two seconds ahead, made just before the read
+    // (whole seconds: at least one second's wait).
+    let cases = [
+        ("503 Slow Down", Some("2"), Duration::from_secs(2)),
+        ("429 Too Many Requests", Some("2"), Duration::from_secs(2)),
+        ("503 Slow Down", None, Duration::from_secs(1)),
+        ("503 Slow Down", Some("3600"), Duration::ZERO),
+    ];
+    for (status, retry_after, at_least) in cases {
+        let retry_after: &'static str = match retry_after {
+            Some(seconds) => seconds,
+            None => Box::leak(httpish_date(2).into_boxed_str()),
+        };
+        let server =
+            HttpServer::serve_misbehaving(dir.path(), Misbehaviour::BusyFirst(status, retry_after))
+                .unwrap();
+        let store = RemoteStore::open(&format!("{}/store.zarr", server.url()), &patient).unwrap();
+        let array = Array::open(Arc::new(store), "/").unwrap();
+        let window = ArraySubset::new_with_ranges(&[0..4, 8..16]);
+        let started = Instant::now();
+        let got = array.retrieve_array_subset_vec::<f64>(&window).unwrap();
+        let took = started.elapsed();
+        let want = Array::open(
+            Arc::new(FilesystemStore::new(dir.path().join("store.zarr")).unwrap()),
+            "/",
+        )
+        .unwrap()
+        .retrieve_array_subset_vec::<f64>(&window)
+        .unwrap();
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{status} / {retry_after}"
+        );
+        assert!(
+            took >= at_least,
+            "{status} / Retry-After {retry_after}: asked again after {took:?}"
+        );
+        assert!(
+            took < Duration::from_secs(9),
+            "{status} / Retry-After {retry_after}: {took:?}"
+        );
+    }
+}
+
+/// Now plus `seconds`, as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn httpish_date(seconds: u64) -> String {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + seconds;
+    let (days, rest) = (at / 86_400, at % 86_400);
+    // Civil date of a day count (Howard Hinnant's well-known method).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        WEEKDAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}

@@ -23,10 +23,18 @@
 //! exceeds the bound, so no buffer is sized by a server's number. An error
 //! answer's body (which object_store reads whole into its message) is cut
 //! at [`ERROR_BODY_BYTES`].
+//!
+//! **Retry-After.** object_store retries a `429` or a `503` (S3's
+//! `SlowDown`) after its own backoff, a fraction of a second, whatever the
+//! server asked. Here such an answer with a `Retry-After` header (seconds,
+//! or an HTTP date) is handed to object_store only once that time has
+//! passed, so its retry comes no sooner than asked; a wait longer than
+//! [`RemoteOptions::retry_timeout`](super::RemoteOptions::retry_timeout),
+//! past which no retry starts, is not waited: the answer goes back at once.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use http_body::{Body, Frame, SizeHint};
 use object_store::ClientConfigKey;
@@ -63,6 +71,8 @@ pub(super) struct Transport {
     pub(super) redirects: Redirects,
     /// Bound of a body asked for without a range.
     pub(super) max_object_bytes: u64,
+    /// The longest `Retry-After` waited for (the store's retry timeout).
+    pub(super) longest_wait: Duration,
 }
 
 impl HttpConnector for Transport {
@@ -75,6 +85,7 @@ impl HttpConnector for Transport {
         Ok(HttpClient::new(Bounded {
             client,
             max_object_bytes: self.max_object_bytes,
+            longest_wait: self.longest_wait,
         }))
     }
 }
@@ -267,6 +278,7 @@ fn redirect_policy(redirects: Redirects) -> reqwest::redirect::Policy {
 struct Bounded {
     client: reqwest::Client,
     max_object_bytes: u64,
+    longest_wait: Duration,
 }
 
 /// The bytes a `Range` header asks for (`bytes=a-b`, `bytes=-n`); `None`
@@ -294,6 +306,15 @@ impl HttpService for Bounded {
         let asked = range_length(&request).unwrap_or(self.max_object_bytes);
         let response = self.client.call(request).await?;
         let (mut parts, body) = response.into_parts();
+        let retry_after = parts
+            .headers
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok());
+        if let Some(wait) = asked_wait(parts.status.as_u16(), retry_after, SystemTime::now())
+            .filter(|wait| *wait <= self.longest_wait)
+        {
+            tokio::time::sleep(wait).await;
+        }
         let limit = if parts.status.is_success() {
             Limit::Fail(asked.min(self.max_object_bytes))
         } else {
@@ -305,6 +326,61 @@ impl HttpService for Bounded {
         let body = HttpResponseBody::new(BoundedBody { body, limit, bound });
         Ok(HttpResponse::from_parts(parts, body))
     }
+}
+
+/// How long an answer of `status` asks to be left alone before the next
+/// request: a `429` or `503` by its `Retry-After` (seconds, or an HTTP
+/// date, taken relative to `now`); `None` for other answers or no readable
+/// header.
+fn asked_wait(status: u16, retry_after: Option<&str>, now: SystemTime) -> Option<Duration> {
+    if !matches!(status, 429 | 503) {
+        return None;
+    }
+    let value = retry_after?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = http_date(value)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// An HTTP date in the form every sender must use (RFC 9110's IMF-fixdate,
+/// `Sun, 06 Nov 1994 08:49:37 GMT`); the obsolete forms are not read.
+fn http_date(value: &str) -> Option<SystemTime> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut fields = value.split_ascii_whitespace();
+    let (_weekday, day, month, year, time, zone) = (
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+    );
+    if zone != "GMT" || fields.next().is_some() {
+        return None;
+    }
+    let day: u64 = day.parse().ok()?;
+    let month = MONTHS.iter().position(|m| *m == month)? as u64 + 1;
+    let year: u64 = year.parse().ok()?;
+    let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if !(1..=31).contains(&day) || year < 1970 || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    // Days since 1970-01-01 of a proleptic Gregorian date (the usual
+    // count from 1 March, so that a leap day ends the year).
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era_days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * mo + 2) / 5 + day - 1;
+    let days = era_days.checked_sub(719_468)?;
+    let seconds = days * 86_400 + h * 3_600 + m * 60 + sec;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
 /// What a body may carry, and what happens past it.
@@ -563,6 +639,52 @@ mod tests {
                 object_store::ClientOptions::new().with_config(ClientConfigKey::AllowHttp, value);
             assert_eq!(flag(&options, ClientConfigKey::AllowHttp), set, "{value}");
         }
+    }
+
+    #[test]
+    fn retry_after_in_seconds_and_as_a_date() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        for status in [429, 503] {
+            assert_eq!(
+                asked_wait(status, Some("7"), now),
+                Some(Duration::from_secs(7))
+            );
+            // RFC 9110's example date is 784111777 s after the epoch.
+            assert_eq!(
+                asked_wait(status, Some("Sun, 06 Nov 1994 08:49:47 GMT"), now),
+                Some(Duration::from_secs(10))
+            );
+            // A date past is no wait.
+            assert_eq!(
+                asked_wait(status, Some("Sun, 06 Nov 1994 08:49:00 GMT"), now),
+                Some(Duration::ZERO)
+            );
+        }
+        assert_eq!(
+            http_date("Sat, 28 Nov 2026 14:11:49 GMT"),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(1_795_875_109))
+        );
+        // Leap day, and the end of a year.
+        let leap = http_date("Thu, 29 Feb 2024 00:00:00 GMT").unwrap();
+        assert_eq!(
+            leap,
+            std::time::UNIX_EPOCH + Duration::from_secs(1_709_164_800)
+        );
+        let new_year = http_date("Sun, 31 Dec 2023 23:59:59 GMT").unwrap();
+        assert_eq!(
+            new_year,
+            std::time::UNIX_EPOCH + Duration::from_secs(1_704_067_199)
+        );
+        for unread in [
+            "soon",
+            "-3",
+            "Sun, 06 Nov 1994 08:49:37 PST",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+        ] {
+            assert_eq!(asked_wait(503, Some(unread), now), None, "{unread}");
+        }
+        assert_eq!(asked_wait(500, Some("7"), now), None);
+        assert_eq!(asked_wait(503, None, now), None);
     }
 
     #[test]

@@ -28,6 +28,9 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Body bytes served, per request path.
 type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
 
+/// Paths answered once already (for [`Misbehaviour::BusyFirst`]).
+type Seen = Arc<Mutex<std::collections::BTreeSet<String>>>;
+
 /// A wrong way of answering requests for chunk keys.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Misbehaviour {
@@ -64,6 +67,10 @@ pub enum Misbehaviour {
     /// in the message, where no header name stands before it (only a
     /// registered secret is hidden there).
     EchoSignature,
+    /// Answer the first request for each path with this status line and
+    /// `Retry-After: <the second field>` (seconds or an HTTP date), as a
+    /// busy server does; serve the later ones right.
+    BusyFirst(&'static str, &'static str),
 }
 
 /// A running server; dropping it stops it.
@@ -110,6 +117,7 @@ impl HttpServer {
         let address = listener.local_addr()?;
         let root = root.canonicalize()?;
         let counts = Counts::default();
+        let seen = Seen::default();
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
         let accept = {
@@ -121,12 +129,13 @@ impl HttpServer {
                     }
                     let Ok(stream) = stream else { continue };
                     let (root, counts) = (root.clone(), counts.clone());
-                    let requests = requests.clone();
+                    let (requests, seen) = (requests.clone(), seen.clone());
                     std::thread::spawn(move || {
                         let served = Served {
                             root: &root,
                             counts: &counts,
                             requests: &requests,
+                            seen: &seen,
                             misbehaviour,
                             everywhere,
                         };
@@ -182,6 +191,7 @@ struct Served<'a> {
     root: &'a Path,
     counts: &'a Counts,
     requests: &'a AtomicU64,
+    seen: &'a Seen,
     misbehaviour: Option<Misbehaviour>,
     /// The misbehaviour for every path, not chunk keys only.
     everywhere: bool,
@@ -227,6 +237,13 @@ fn serve_connection(stream: TcpStream, served: &Served<'_>) -> std::io::Result<(
         let misbehaviour = served
             .misbehaviour
             .filter(|_| served.everywhere || target.contains("/c/"));
+        if let Some(Misbehaviour::BusyFirst(status, retry_after)) = misbehaviour
+            && served.seen.lock().unwrap().insert(target.to_string())
+        {
+            let header = format!("Retry-After: {retry_after}");
+            write_response(&mut writer, status, &[header], b"", false)?;
+            continue;
+        }
         if misbehaviour == Some(Misbehaviour::EchoSignature) {
             let canonical = format!(
                 "GET\n{target}\n\nhost:127.0.0.1\nx-amz-security-token:{token}\n\nhost;x-amz-security-token\nUNSIGNED-PAYLOAD"

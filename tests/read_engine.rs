@@ -932,3 +932,78 @@ mod async_reads {
         );
     }
 }
+
+/// `retrieve_windows_into_bytes_stored_opt` says, per window, whether a
+/// shard it reads is stored, as zarr-python's "chunk present" (a shard
+/// that exists, whatever its inner chunks), by the engine's fetch and,
+/// for an array the engine leaves to zarrs, by asking the store: a
+/// missing shard read in part or whole is `false`; a stored shard is
+/// `true` even where the window's inner chunk is not stored.
+#[test]
+fn windows_say_whether_their_shards_are_stored() {
+    use zarrs_extension_codecs::WindowAt;
+    let place = |ranges: [std::ops::Range<u64>; 2], col: u64| WindowAt {
+        window: ArraySubset::new_with_ranges(&ranges),
+        at: vec![0, col],
+    };
+    let batch = [
+        place([0..8, 0..6], 0),      // shard [0, 0]
+        place([32..40, 24..30], 6),  // shard [1, 1], never written
+        place([0..8, 24..30], 12),   // shard [0, 1], its inner chunk [0, 0] not stored
+        place([64..70, 48..50], 18), // shard [2, 2], whole
+        place([32..64, 24..48], 20), // shard [1, 1], whole
+    ];
+    let want_stored = [true, false, true, true, false];
+    let out_shape = [32u64, 44];
+    let (store, values) = sharded(ShardingIndexLocation::End, true, true);
+    let engine_read = Array::open(store.clone(), "/").unwrap();
+    assert!(zarrs_extension_codecs::read::engine_refusal(&engine_read).is_none());
+    // The same shards behind a transpose of order [0, 1]: the engine leaves
+    // sharding behind an array -> array codec to zarrs.
+    let mut metadata: serde_json::Value = serde_json::from_slice(
+        &store
+            .get(&"zarr.json".try_into().unwrap())
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    let codecs = metadata["codecs"].as_array_mut().unwrap();
+    codecs.insert(
+        0,
+        serde_json::json!({"name": "transpose", "configuration": {"order": [0, 1]}}),
+    );
+    let behind = MemoryStore::new();
+    for (key, bytes) in common::store_contents(&store) {
+        behind
+            .set(&key.as_str().try_into().unwrap(), bytes.into())
+            .unwrap();
+    }
+    behind
+        .set(
+            &"zarr.json".try_into().unwrap(),
+            serde_json::to_vec(&metadata).unwrap().into(),
+        )
+        .unwrap();
+    let zarrs_read = Array::open(Arc::new(behind), "/").unwrap();
+    assert!(zarrs_extension_codecs::read::engine_refusal(&zarrs_read).is_some());
+    for (what, array) in [("engine", &engine_read), ("zarrs", &zarrs_read)] {
+        for threads in [1, 3] {
+            let options = CodecOptions::default().with_concurrent_target(threads);
+            let mut out = vec![0u8; (out_shape[0] * out_shape[1]) as usize * 2];
+            let stored = array
+                .retrieve_windows_into_bytes_stored_opt(&batch, &mut out, &out_shape, &options)
+                .unwrap();
+            assert_eq!(stored, want_stored, "{what}, {threads} threads");
+            let out: &[u16] = bytemuck::cast_slice(&out);
+            for part in &batch {
+                let shape = part.window.shape();
+                let want = expected(&values, &part.window);
+                for (i, v) in want.iter().enumerate() {
+                    let (r, c) = (i as u64 / shape[1], i as u64 % shape[1]);
+                    let got = out[(r * out_shape[1] + part.at[1] + c) as usize];
+                    assert_eq!(got, *v, "{what}: {} at {r}, {c}", part.window);
+                }
+            }
+        }
+    }
+}

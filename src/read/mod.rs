@@ -69,12 +69,14 @@ pub use placement::WindowAt;
 pub use versioned::ObjectChanged;
 
 use bytemuck::Pod;
+use std::sync::atomic::AtomicBool;
 use unsafe_cell_slice::UnsafeCellSlice;
 use zarrs::array::{
     Array, ArrayBytes, ArrayBytesFixedDisjointView, ArrayError, ArraySubset, ArraySubsetTraits,
     CodecOptions, DataType, Element, ElementError,
 };
-use zarrs::storage::ReadableStorageTraits;
+
+use zarrs::storage::{ReadableStorageTraits, StorageError};
 
 #[cfg(feature = "async")]
 pub use async_read::AsyncArrayReadExt;
@@ -194,6 +196,24 @@ pub trait ArrayReadExt {
         out_shape: &[u64],
         options: &CodecOptions,
     ) -> Result<(), ArrayError>;
+
+    /// [`retrieve_windows_into_bytes_opt`](Self::retrieve_windows_into_bytes_opt),
+    /// and for each window whether a chunk (or shard) it reads is stored:
+    /// `false`, it read as the fill value because nothing of it is stored
+    /// (zarr-python's `read_missing_chunks = false` raises for those). The
+    /// read finds out as it fetches, at no cost; for an array the engine
+    /// does not read (see [`engine_refusal`]), each window's chunks are
+    /// asked for their size after the read.
+    ///
+    /// # Errors
+    /// As [`retrieve_windows_into_bytes_opt`](Self::retrieve_windows_into_bytes_opt).
+    fn retrieve_windows_into_bytes_stored_opt(
+        &self,
+        windows: &[WindowAt],
+        out: &mut [u8],
+        out_shape: &[u64],
+        options: &CodecOptions,
+    ) -> Result<Vec<bool>, ArrayError>;
 }
 
 impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
@@ -227,36 +247,96 @@ impl<S: ?Sized + ReadableStorageTraits + 'static> ArrayReadExt for Array<S> {
         out_shape: &[u64],
         options: &CodecOptions,
     ) -> Result<(), ArrayError> {
-        let call = "retrieve_windows_into_bytes";
-        let data_type = self.data_type();
-        let size = match data_type.fixed_size() {
-            Some(size) if !data_type.is_optional() => size,
-            _ => {
-                return Err(element_error(format!(
-                    "{call}: data type {data_type} has no fixed size or has a mask; read it \
-                     with retrieve_array_subset::<ArrayBytes>() instead"
-                )));
-            }
-        };
-        for part in windows {
-            if part.window.dimensionality() != self.dimensionality() {
-                return Err(ArrayError::InvalidArraySubset(
-                    part.window.clone(),
-                    self.shape().to_vec(),
-                ));
-            }
-            check_inside(call, self, &part.window)?;
-        }
-        crate::validate::check_overrides(self)?;
-        placement::check(windows, out_shape, out.len(), size)
-            .map_err(|e| element_error(format!("{call}: array {}: {e}", self.path())))?;
-        output::touch_for_streaming(out, options.concurrent_target());
-        let engine = engine::Engine::for_array(self);
-        versioned::again_if_changed(|| match &engine {
-            Some(engine) => engine::read_placed(self, engine, windows, out, out_shape, options),
-            None => read_placed_by_zarrs(self, windows, out, out_shape, size, options),
-        })
+        read_windows(self, windows, out, out_shape, false, options).map(drop)
     }
+
+    fn retrieve_windows_into_bytes_stored_opt(
+        &self,
+        windows: &[WindowAt],
+        out: &mut [u8],
+        out_shape: &[u64],
+        options: &CodecOptions,
+    ) -> Result<Vec<bool>, ArrayError> {
+        read_windows(self, windows, out, out_shape, true, options).map(Option::unwrap_or_default)
+    }
+}
+
+/// The windows of [`ArrayReadExt::retrieve_windows_into_bytes_opt`] read
+/// into their places; with `stored`, whether each window's chunks are.
+fn read_windows<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    windows: &[WindowAt],
+    out: &mut [u8],
+    out_shape: &[u64],
+    stored: bool,
+    options: &CodecOptions,
+) -> Result<Option<Vec<bool>>, ArrayError> {
+    let call = "retrieve_windows_into_bytes";
+    let data_type = array.data_type();
+    let size = match data_type.fixed_size() {
+        Some(size) if !data_type.is_optional() => size,
+        _ => {
+            return Err(element_error(format!(
+                "{call}: data type {data_type} has no fixed size or has a mask; read it \
+                 with retrieve_array_subset::<ArrayBytes>() instead"
+            )));
+        }
+    };
+    for part in windows {
+        if part.window.dimensionality() != array.dimensionality() {
+            return Err(ArrayError::InvalidArraySubset(
+                part.window.clone(),
+                array.shape().to_vec(),
+            ));
+        }
+        check_inside(call, array, &part.window)?;
+    }
+    crate::validate::check_overrides(array)?;
+    placement::check(windows, out_shape, out.len(), size)
+        .map_err(|e| element_error(format!("{call}: array {}: {e}", array.path())))?;
+    output::touch_for_streaming(out, options.concurrent_target());
+    let engine = engine::Engine::for_array(array);
+    versioned::again_if_changed(|| match &engine {
+        Some(engine) => {
+            // Flags of this attempt only: a retry reads every window again.
+            let flags: Vec<AtomicBool> = if stored {
+                windows.iter().map(|_| AtomicBool::new(false)).collect()
+            } else {
+                Vec::new()
+            };
+            let flags_given = stored.then_some(flags.as_slice());
+            engine::read_placed(array, engine, windows, out, out_shape, flags_given, options)?;
+            Ok(stored.then(|| flags.into_iter().map(AtomicBool::into_inner).collect()))
+        }
+        None => {
+            read_placed_by_zarrs(array, windows, out, out_shape, size, options)?;
+            stored.then(|| windows_stored(array, windows)).transpose()
+        }
+    })
+}
+
+/// Whether each of `windows` reads a chunk of `array` that is stored: a
+/// size asked of the store for each chunk, until one is found.
+fn windows_stored<S: ?Sized + ReadableStorageTraits + 'static>(
+    array: &Array<S>,
+    windows: &[WindowAt],
+) -> Result<Vec<bool>, ArrayError> {
+    let store = array.storage();
+    windows
+        .iter()
+        .map(|part| {
+            if part.window.is_empty() {
+                return Ok(false);
+            }
+            for (key, _) in chunk_parts(array, &part.window) {
+                let key = zarrs::storage::StoreKey::new(key).map_err(StorageError::from)?;
+                if store.size_key(&key)?.is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })
+        .collect()
 }
 
 /// [`ArrayReadExt::retrieve_windows_into_bytes_opt`] for an array the

@@ -272,13 +272,12 @@ impl ChunkArray {
             .as_slice_mut()
             .map_err(|e| PyValueError::new_err(format!("output array: {e}")))?;
         let pool = threads::pool(threads.max(io_threads))?;
+        // The engine says which chunks are stored as it fetches them; with
+        // the chunks given, whether each was is known already.
+        let ask = presence && present.is_none();
         py.detach(|| {
-            read_regions(array, &regions, dst, &out_shape, &pool, threads)?;
-            match present {
-                Some(present) => Ok(Some(present)),
-                None if presence => stored(array, &regions, &pool).map(Some),
-                None => Ok(None),
-            }
+            let stored = read_regions(array, &regions, dst, &out_shape, &pool, threads, ask)?;
+            Ok::<_, String>(present.or(stored))
         })
         .map_err(PyValueError::new_err)
     }
@@ -598,31 +597,11 @@ fn byte_view<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyA
     Ok(bytes.cast_into::<PyArray1<u8>>()?)
 }
 
-/// Whether each region's chunk is in `array`'s store.
-fn stored(
-    array: &Array<dyn ReadableStorageTraits>,
-    regions: &[Region],
-    pool: &rayon::ThreadPool,
-) -> Result<Vec<bool>, String> {
-    let storage = array.storage();
-    pool.install(|| {
-        regions
-            .par_iter()
-            .map(|region| {
-                let key = array.chunk_key(&region.coords);
-                storage
-                    .size_key(&key)
-                    .map(|size| size.is_some())
-                    .map_err(|e| format!("chunk {}: {e}", key.as_str()))
-            })
-            .collect()
-    })
-}
-
 /// Decode every region into `dst`, the bytes of an output of `out_shape`
 /// elements, through the crate's read engine: the regions are read
 /// together by `threads` threads, each inner chunk or chunk decoded
-/// straight into its place in `dst`.
+/// straight into its place in `dst`. With `presence`, whether each
+/// region's chunk is stored, as the engine found out.
 fn read_regions(
     array: &Array<dyn ReadableStorageTraits>,
     regions: &[Region],
@@ -630,7 +609,8 @@ fn read_regions(
     out_shape: &[u64],
     pool: &rayon::ThreadPool,
     threads: usize,
-) -> Result<(), String> {
+    presence: bool,
+) -> Result<Option<Vec<bool>>, String> {
     let windows = regions
         .iter()
         .map(|region| {
@@ -646,6 +626,16 @@ fn read_regions(
     let options = CodecOptions::default().with_concurrent_target(threads);
     // The engine's own threads decode; inside the pool, the codecs' parallel
     // loops (zarrs', this crate's kernels) stay within its limit.
-    pool.install(|| array.retrieve_windows_into_bytes_opt(&windows, dst, out_shape, &options))
-        .map_err(|e| error_chain(&e))
+    pool.install(|| {
+        if presence {
+            array
+                .retrieve_windows_into_bytes_stored_opt(&windows, dst, out_shape, &options)
+                .map(Some)
+        } else {
+            array
+                .retrieve_windows_into_bytes_opt(&windows, dst, out_shape, &options)
+                .map(|()| None)
+        }
+    })
+    .map_err(|e| error_chain(&e))
 }

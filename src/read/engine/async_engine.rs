@@ -335,14 +335,14 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
         .await
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
     let Some(encoded) = encoded else {
-        return Ok(Fetched::Absent);
+        return Ok(Fetched::Missing);
     };
     let Some((read, index, ranges)) = read.after_index(engine, unit, &encoded, options)? else {
         return Ok(Fetched::Absent);
     };
     match read_at_async(store, &unit.key, read.index_range(), &encoded, ranges).await {
         Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
-        Ok(At::Gone) => Ok(Fetched::Absent),
+        Ok(At::Gone) => Ok(Fetched::Missing),
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
             Err(read.chunks_error(unit, &index, len, &e))

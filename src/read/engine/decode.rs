@@ -33,7 +33,7 @@ pub(crate) fn decode_unit(
 ) -> Result<(), ArrayError> {
     let fetched = match fetched {
         Fetched::Pieces(pieces) => pieces,
-        Fetched::Absent => {
+        Fetched::Missing | Fetched::Absent => {
             let start: Vec<u64> = target.offset.to_vec();
             let subset = ArraySubset::new_with_start_shape(start, unit.part.shape().to_vec())?;
             // SAFETY: the units of a read partition the window (the

@@ -19,21 +19,28 @@ use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
 
 /// What was fetched for a unit.
 pub(crate) enum Fetched {
-    /// No such object, or a shard with none of the inner chunks the window
-    /// needs: the unit's part is the fill value (filled in one go, however
-    /// many inner chunks it spans).
+    /// No such object: the unit's part is the fill value.
+    Missing,
+    /// A shard with none of the inner chunks the window needs: the unit's
+    /// part is the fill value (filled in one go, however many inner chunks
+    /// it spans).
     Absent,
     /// The pieces of the unit with their encoded bytes (`None`: missing).
     Pieces(Vec<(Piece, Option<Bytes>)>),
 }
 
 impl Fetched {
+    /// Whether the unit's object (chunk or shard) is stored.
+    pub(crate) fn stored(&self) -> bool {
+        !matches!(self, Fetched::Missing)
+    }
+
     /// The encoded bytes fetched, about (pieces that share one chunk's
     /// bytes count them each: this only decides whether the fetch waited
     /// on I/O, see `workers::is_slow`).
     pub(crate) fn bytes(&self) -> usize {
         match self {
-            Fetched::Absent => 0,
+            Fetched::Missing | Fetched::Absent => 0,
             Fetched::Pieces(pieces) => pieces
                 .iter()
                 .filter_map(|(_, b)| b.as_ref())
@@ -134,7 +141,7 @@ impl<'a> ShardRead<'a> {
 
     /// What a read of the whole shard gives: its index read from `shard`
     /// (checked against its length), and every piece's bytes sliced from
-    /// it; `None`, a shard that is not stored, is absent.
+    /// it; `None`, a shard that is not stored, is missing.
     pub(crate) fn pieces_of_whole(
         self,
         engine: &Engine,
@@ -143,7 +150,7 @@ impl<'a> ShardRead<'a> {
         options: &CodecOptions,
     ) -> Result<Fetched, ArrayError> {
         let Some(shard) = shard else {
-            return Ok(Fetched::Absent);
+            return Ok(Fetched::Missing);
         };
         let read = self.with_pieces(engine, unit)?;
         let index = read.decode_index(
@@ -274,7 +281,7 @@ impl<'a> ShardRead<'a> {
 /// The piece of a chunk with its bytes (`None`: absent).
 pub(crate) fn chunk_pieces(pieces: Vec<Piece>, bytes: Option<Bytes>) -> Fetched {
     match bytes {
-        None => Fetched::Absent,
+        None => Fetched::Missing,
         Some(bytes) => Fetched::Pieces(
             pieces
                 .into_iter()
@@ -324,14 +331,14 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
     let encoded = read_index(store, &unit.key, read.index_range())
         .map_err(|e| storage_error(unit, "reading its index: ", &e))?;
     let Some(encoded) = encoded else {
-        return Ok(Fetched::Absent);
+        return Ok(Fetched::Missing);
     };
     let Some((read, index, ranges)) = read.after_index(engine, unit, &encoded, options)? else {
         return Ok(Fetched::Absent);
     };
     match read_at(store, &unit.key, read.index_range(), &encoded, ranges) {
         Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
-        Ok(At::Gone) => Ok(Fetched::Absent),
+        Ok(At::Gone) => Ok(Fetched::Missing),
         Err(e) => {
             // On the error path only: the shard's length, to name the inner
             // chunk that reaches past it.

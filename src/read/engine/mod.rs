@@ -62,6 +62,7 @@ pub(crate) mod shard_index;
 pub(crate) mod shared_output;
 pub(crate) mod workers;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use unsafe_cell_slice::UnsafeCellSlice;
@@ -95,7 +96,7 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
         window: window.clone(),
         at: vec![0; shape.len()],
     }];
-    read_placed(array, engine, &placed, out, &shape, options)
+    read_placed(array, engine, &placed, out, &shape, None, options)
 }
 
 /// Read each window of `placed` into its place in `out`, the bytes of an
@@ -105,19 +106,22 @@ pub(crate) fn read<S: ?Sized + ReadableStorageTraits + 'static>(
 ///
 /// The windows must lie inside the array; their places are checked here
 /// (inside the output, no two sharing an element) before any view of
-/// `out` is made.
+/// `out` is made. With `stored` (one flag per window, false on entry),
+/// a window's flag is set when a chunk or shard it reads is stored, as the
+/// fetch finds (a stat for a unit zarrs reads).
 pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
     array: &Array<S>,
     engine: &Engine,
     placed: &[WindowAt],
     out: &mut [u8],
     out_shape: &[u64],
+    stored: Option<&[AtomicBool]>,
     options: &CodecOptions,
 ) -> Result<(), ArrayError> {
     placement::check(placed, out_shape, out.len(), engine.element_size)
         .map_err(ArrayError::Other)?;
     let mut units = Vec::new();
-    for part in placed {
+    for (w, part) in placed.iter().enumerate() {
         if part.window.is_empty() {
             continue;
         }
@@ -131,7 +135,7 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
                 .map(|(a, b)| a + b)
                 .collect();
             unit.out = ArraySubset::new_with_start_shape(start, unit.out.shape().to_vec())?;
-            units.push(unit);
+            units.push((w, unit));
         }
     }
     let store = array.storage();
@@ -144,8 +148,22 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
     // zarrs reads are not timed: they fetch and decode in one call.
     let permits = workers::Permits::new(workers);
     let grow = workers::Grow::up_to(workers::IN_FLIGHT.max(workers));
-    let run = |unit: &plan::Unit| -> Result<(), ArrayError> {
+    let note = |w: usize, is_stored: bool| {
+        if let Some(flag) = stored.and_then(|s| s.get(w))
+            && is_stored
+        {
+            flag.store(true, Ordering::Relaxed);
+        }
+    };
+    let run = |(w, unit): &(usize, plan::Unit)| -> Result<(), ArrayError> {
         if engine.zarrs_reads(unit) {
+            if stored.is_some() {
+                let is_stored = store
+                    .size_key(&unit.key)
+                    .map_err(|e| at(engine, e.into()))?
+                    .is_some();
+                note(*w, is_stored);
+            }
             // SAFETY: `placement::check` found the windows' places disjoint
             // and inside the output, and the units of a window partition
             // it: this view is the only one of the unit's part while it
@@ -168,6 +186,7 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
         }
         let started = Instant::now();
         let fetched = fetch::fetch(&*store, engine, unit, &inner).map_err(|e| at(engine, e))?;
+        note(*w, fetched.stored());
         let bytes = fetched.bytes();
         if workers::is_slow(started.elapsed(), bytes) {
             grow.slow_fetch(bytes);

@@ -14,6 +14,7 @@ import inspect
 import multiprocessing
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -728,6 +729,35 @@ def test_the_same_read_through_zarrs_store_api(http: str, product: Path) -> None
     assert np.asarray(arr[16:32, 16:32]).tobytes() == want[16:32, 16:32].tobytes()
     assert np.asarray(arr[0:16, 0:16]).tobytes() == want[0:16, 0:16].tobytes()
     assert requests(http) == 4  # index, then chunk, each time
+
+
+def _pipeline_threads() -> int:
+    """Threads of the pipeline's pools alive in this process (Linux)."""
+    count = 0
+    for comm in Path("/proc/self/task").glob("*/comm"):
+        try:
+            count += comm.read_text().startswith("zec-pipeline")
+        except OSError:  # a thread that ended meanwhile
+            pass
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_pools_of_ever_new_sizes_are_released(http: str, product: Path) -> None:
+    """A remote read's pool is as large as `async.concurrency`; a process
+    that changes it on every read made a pool each time and kept them all
+    (75 threads for the sizes 3 to 12). At most 4 pools are kept: the
+    threads of the others end."""
+    arr = open_remote(http_store(http), "b04")
+    want = expected(product, "b04")
+    for concurrency in range(3, 13):
+        with zarr.config.set({"async.concurrency": concurrency}):
+            assert np.asarray(arr[...]).tobytes() == want.tobytes()
+    kept_at_most = 12 + 11 + 10 + 9
+    deadline = time.monotonic() + 20
+    while _pipeline_threads() > kept_at_most and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _pipeline_threads() <= kept_at_most
 
 
 def test_missing_chunks_raise_when_zarr_is_asked_to(http: str) -> None:

@@ -1,9 +1,9 @@
 //! The thread pool the pipeline decodes chunks on.
 //!
-//! One rayon pool per thread count asked for (in practice one: the count
-//! comes from the process's configuration, see [`pipeline_threads`]), kept
-//! for the life of the process, so that a read never pays for starting
-//! threads. zarrs' own parallel loops inside a codec run on the pool of the
+//! One rayon pool per thread count asked for (in practice one or two: the
+//! count comes from the process's configuration, see [`pipeline_threads`]),
+//! kept for the life of the process (at most [`KEPT_POOLS`] at once), so
+//! that a read never pays for starting threads. zarrs' own parallel loops inside a codec run on the pool of the
 //! thread that calls them, so they stay inside the same limit.
 
 use std::num::NonZeroUsize;
@@ -63,8 +63,11 @@ pub fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
         std::mem::forget(std::mem::take(pools));
         *owner = pid;
     }
-    if let Some(pool) = pools.iter().find(|p| p.current_num_threads() == threads) {
-        return Ok(pool.clone());
+    if let Some(i) = pools.iter().position(|p| p.current_num_threads() == threads) {
+        // Last to go: the pools in use stay, the ones left behind go.
+        let pool = pools.remove(i);
+        pools.push(pool.clone());
+        return Ok(pool);
     }
     let pool = ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -72,6 +75,17 @@ pub fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
         .build()
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))?;
     let pool = Arc::new(pool);
+    if pools.len() >= KEPT_POOLS {
+        // The least recently used goes: a read still running on it holds its `Arc`, and
+        // its threads end when the last holder lets go.
+        pools.remove(0);
+    }
     pools.push(pool.clone());
     Ok(pool)
 }
+
+/// Pools kept at once. A process asks for one or two sizes (the thread
+/// count, and the I/O pool of remote reads); a caller that changes
+/// `threading.max_workers` again and again gets new pools, and the threads
+/// of the old ones are released rather than kept for the process's life.
+const KEPT_POOLS: usize = 4;

@@ -10,6 +10,7 @@ both on 127.0.0.1, started here).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import multiprocessing
 import shutil
@@ -735,10 +736,9 @@ def _pipeline_threads() -> int:
     """Threads of the pipeline's pools alive in this process (Linux)."""
     count = 0
     for comm in Path("/proc/self/task").glob("*/comm"):
-        try:
+        # A thread that ended meanwhile has no name to read.
+        with contextlib.suppress(OSError):
             count += comm.read_text().startswith("zec-pipeline")
-        except OSError:  # a thread that ended meanwhile
-            pass
     return count
 
 

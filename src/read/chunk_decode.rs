@@ -7,8 +7,8 @@
 //! into the output window instead, for the chains where that pays:
 //!
 //! - **Fused path**: a chain of `scale_offset` and/or `cast_value` (in that
-//!   order; either alone or both) over `bytes` (this crate's or zarrs'),
-//!   followed by any bytes->bytes codecs. The bytes->bytes codecs run
+//!   order; either alone, both, or neither) over `bytes` (this crate's or
+//!   zarrs'), followed by any bytes->bytes codecs. The bytes->bytes codecs run
 //!   through zarrs (giving the stored bytes; without any, the encoded chunk
 //!   is read where it lies), then each run of the window's elements is
 //!   decoded from the stored integers or floats to the final values by the

@@ -1,6 +1,7 @@
 //! The fused path: from the stored elements of a `[scale_offset?,
-//! cast_value?] + bytes + bytes->bytes*` chain to the final values in the
-//! output window, block by block, with the crate's kernels.
+//! cast_value?] + bytes + bytes->bytes*` chain (`bytes` alone included) to
+//! the final values in the output window, block by block, with the crate's
+//! kernels.
 //!
 //! Per block of at most [`BLOCK`] elements of one run of the window: the
 //! stored bytes are read where they lie (copied to a stack buffer only to
@@ -98,6 +99,11 @@ impl Fused {
         fill_value: &FillValue,
     ) -> Option<Self> {
         let (scale_offset, cast) = match codecs.array_to_array_codecs() {
+            // `bytes` alone: the stored elements are the values, copied run
+            // by run into the output (zarrs' chain would decode the chunk
+            // into a buffer and copy it through an index iterator that
+            // costs more than the copy).
+            [] => (None, None),
             [a] => {
                 let a = a.as_any();
                 match (
@@ -188,9 +194,12 @@ impl Fused {
             tables: None,
         };
         let out_size = data_type.fixed_size()?;
-        fused.tables = Tables::new(stored.size(), out_size, |src, dst| {
-            fused.decode_kernels(src, dst).is_ok()
-        });
+        // A copy needs no table (a table would only be slower than it).
+        if fused.cast.is_some() || fused.scale_offset.is_some() {
+            fused.tables = Tables::new(stored.size(), out_size, |src, dst| {
+                fused.decode_kernels(src, dst).is_ok()
+            });
+        }
         Some(fused)
     }
 

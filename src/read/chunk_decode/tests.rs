@@ -56,6 +56,30 @@ fn float_in(rng: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
 fn chains() -> Vec<Chain> {
     vec![
         Chain {
+            name: "uint16 bytes alone (a copy)",
+            data_type: data_type::uint16(),
+            fill_value: FillValue::from(7u16),
+            array_to_array: vec![],
+            fused: true,
+            value: |rng| (rng.next() as u16).to_ne_bytes().to_vec(),
+        },
+        Chain {
+            name: "float64 bytes alone (a copy)",
+            data_type: data_type::float64(),
+            fill_value: FillValue::from(f64::NAN),
+            array_to_array: vec![],
+            fused: true,
+            value: |rng| float_in(rng, -1e300, 1e300).to_ne_bytes().to_vec(),
+        },
+        Chain {
+            name: "int8 bytes alone (a copy)",
+            data_type: data_type::int8(),
+            fill_value: FillValue::from(-1i8),
+            array_to_array: vec![],
+            fused: true,
+            value: |rng| vec![rng.next() as u8],
+        },
+        Chain {
             name: "float64 scale_offset(10, 100) + cast_value(uint16)",
             data_type: data_type::float64(),
             fill_value: FillValue::from(10.0f64),

@@ -48,8 +48,10 @@ zarrs-python, tensorstore and the release wheel of this package)::
     .venv-peers/bin/python python/benchmarks/bench_peers.py --markdown /tmp/bench_peers.md
 
 ``--quick`` runs tiny shapes and one repeat to check the script works (numbers meaningless);
-``--cases`` takes read_whole, read_windows, open_window and write_whole. On a shared machine
-the numbers are indicative only.
+``--cases`` takes read_whole, read_windows, open_window and write_whole, ``--layouts``
+zarr_benchmarks and eopf_band. The measurements of a case run one after the other, reader by
+reader; ``--rounds R`` runs that sequence R times and pools the times, so that a change in the
+machine's load falls on all readers alike. On a shared machine the numbers are indicative only.
 """
 
 from __future__ import annotations
@@ -305,10 +307,8 @@ def make_stores(root: Path, sizes: Sizes) -> dict[str, Any]:
                     "read_whole": checksum(back),
                     "read_windows": checksum(*(back[w] for w in inner_windows(sizes))),
                 }
-                sizes_on_disk = sum(
-                    p.stat().st_size for p in (path / "c").rglob("*") if p.is_file()
-                )
-                expected[layout]["ratio"] = data.nbytes / sizes_on_disk
+                stored = sum(p.stat().st_size for p in (path / "c").rglob("*") if p.is_file())
+                expected[layout]["ratio"] = data.nbytes / stored
             else:
                 expected[layout] = {
                     "read_whole": checksum(back),
@@ -322,7 +322,7 @@ def make_stores(root: Path, sizes: Sizes) -> dict[str, Any]:
 # Readers and writers (children only)
 
 
-def zarr_config(reader: str, layout: str, one_core: bool) -> dict[str, Any]:
+def zarr_config(reader: str, one_core: bool) -> dict[str, Any]:
     config: dict[str, Any] = {"threading.max_workers": 1} if one_core else {}
     config.update(OUR_CLASSES if reader == "ours" else ZARR_CLASSES)
     if reader == "zarr":
@@ -525,7 +525,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     layout, case, reader = spec["layout"], spec["case"], spec["reader"]
     one_core = spec["cores"] == 1
     result: dict[str, Any] = {"cpus": sorted(os.sched_getaffinity(0))}
-    with zarr.config.set(zarr_config(reader, layout, one_core)):
+    with zarr.config.set(zarr_config(reader, one_core)):
         if case == "write_whole":
             result.update(child_write(spec, sizes, root, one_core))
         else:
@@ -708,29 +708,38 @@ def run(args: argparse.Namespace, root: Path, sizes: Sizes) -> tuple[Results, di
             if case == "write_whole":
                 names = [n for n in names if n in WRITERS]
             table = results.setdefault((layout, case), {})
-            for reader in names:
-                if reader == "limit" and layout != "zarr_benchmarks":
-                    continue
-                core_counts = [1] if reader == "limit" or all_cores == 1 else [1, all_cores]
+            core_counts = [1] if all_cores == 1 else [1, all_cores]
+            for round_ in range(args.rounds):
                 for cores in core_counts:
-                    spec = {
-                        "layout": layout,
-                        "case": case,
-                        "reader": reader,
-                        "cores": cores,
-                        "dir": str(root),
-                        "sizes": asdict(sizes),
-                        "repeats": 1 if case == "open_window" else args.repeats,
-                    }
-                    fresh = args.repeats if case == "open_window" else 1
-                    outcome = measure(spec, expected[layout][case], fresh)
-                    table.setdefault(reader, {})[cores] = outcome
-                    shown = (
-                        f"{outcome.median * 1e3:.1f} ms"
-                        if outcome.median is not None
-                        else outcome.error
-                    )
-                    print(f"{layout} {case} {reader} {cores} core(s): {shown}", file=sys.stderr)
+                    for reader in names:
+                        if reader == "limit" and (layout != "zarr_benchmarks" or cores != 1):
+                            continue
+                        spec = {
+                            "layout": layout,
+                            "case": case,
+                            "reader": reader,
+                            "cores": cores,
+                            "dir": str(root),
+                            "sizes": asdict(sizes),
+                            "repeats": 1 if case == "open_window" else args.repeats,
+                        }
+                        fresh = args.repeats if case == "open_window" else 1
+                        outcome = measure(spec, expected[layout][case], fresh)
+                        kept = table.setdefault(reader, {}).setdefault(cores, outcome)
+                        if kept is not outcome and kept.error is None:
+                            kept.error = outcome.error
+                            kept.times += outcome.times
+                            kept.opens += outcome.opens
+                        shown = (
+                            f"{outcome.median * 1e3:.1f} ms"
+                            if outcome.median is not None
+                            else outcome.error
+                        )
+                        print(
+                            f"{layout} {case} {reader} {cores} core(s), round {round_ + 1}: "
+                            f"{shown}",
+                            file=sys.stderr,
+                        )
     return results, expected
 
 
@@ -757,7 +766,7 @@ def report(results: Results, info: dict[str, Any], expected: dict[str, Any], arg
         f"zstandard {info.get('zstandard')}, Python {info.get('python')}; "
         f"{all_cores} CPUs ({info.get('cpu', '?')}), load average at start "
         f"{args.load:.2f}, at the end {os.getloadavg()[0]:.2f}. Medians of {args.repeats} "
-        "runs, each measurement in a fresh process; "
+        f"runs x {args.rounds} round(s), each measurement in a fresh process; "
         "a shared machine: indicative only.",
         "",
     ]
@@ -879,6 +888,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--repeats", type=int, help="timed runs per measurement (default 5)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every reader this many times in turn, pooling the times (default 1)",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     parser.add_argument("--dir", type=Path, help="where the stores are written (and reused)")
     parser.add_argument(

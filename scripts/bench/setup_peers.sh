@@ -5,13 +5,14 @@
 #   bash scripts/bench/setup_peers.sh                      # from any directory
 #   WHEEL=path/to/zarrs_extension_codecs-*.whl bash scripts/bench/setup_peers.sh
 #
-# Installs from PyPI: zarr 3.4.2, tensorstore 0.1.86, zarrs 0.2.3 (zarrs-python, whose pipeline is
-# zarrs.ZarrsCodecPipeline; it asks for zarr >= 3.1, so zarr 3.4.2 satisfies it), numpy,
-# zstandard (the benchmark's pure Python "limit" reader) and google-crc32c (to check the shard
-# index's checksum), and cast-value-rs (which zarr's own cast_value codec needs). Then this package from an already built wheel (the script builds nothing):
-# WHEEL if set, else the newest zarrs_extension_codecs-*.whl in target/python-wheels-release,
-# else in target/python-wheels (build one to time with `maturin build --release` in python/).
-# A dev-profile wheel installs, but the benchmark refuses to time it (it prints a warning).
+# Installs from PyPI: zarr 3.4.2, tensorstore 0.1.86, zarrs 0.2.3 (zarrs-python, whose pipeline
+# is zarrs.ZarrsCodecPipeline; it asks for zarr >= 3.1, so zarr 3.4.2 satisfies it), numpy,
+# zstandard (the benchmark's pure Python "limit" reader), google-crc32c (to check the shard
+# index's checksum) and cast-value-rs (which zarr's own cast_value codec needs). Then this
+# package from an already built wheel (the script builds nothing): WHEEL if set, else the newest
+# zarrs_extension_codecs-*.whl in target/python-wheels-release, else in target/python-wheels
+# (build one to time with `maturin build --release` in python/). A dev-profile wheel installs,
+# but the benchmark refuses to time it (it runs only with --quick then).
 #
 # Python 3.12 (zarr 3.4.2 needs >= 3.12): ZARRS_PYTHON if set, else python3.12 on PATH, else
 # pyenv's newest 3.12.x. Reinstall is skipped while the stamp (requirements and the wheel's

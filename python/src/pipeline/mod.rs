@@ -26,6 +26,7 @@ mod encode;
 mod regions;
 mod remote;
 mod threads;
+mod validated;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -146,9 +147,12 @@ impl ChunkArray {
         // codec splits with `par_iter`: on one of the pipeline's pools, not
         // on rayon's global pool, whose threads a child made by `fork()`
         // does not have (it would wait for them forever; see `threads`).
-        threads::pool(1)?
-            .install(|| validate_codecs_for_reading(&array))
-            .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
+        if !validated::contains(metadata) {
+            threads::pool(1)?
+                .install(|| validate_codecs_for_reading(&array))
+                .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
+            validated::insert(metadata);
+        }
         if !array.data_type().is_fixed() {
             return Err(PyTypeError::new_err(format!(
                 "data type {} has no fixed size",

@@ -71,6 +71,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eopf_band import BLOSC, FILTERS, OFFSET, SCALE
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -106,32 +108,6 @@ ZARR_CLASSES = {
 OUR_CLASSES = {
     "codecs.scale_offset": "zarrs_extension_codecs.ScaleOffset",
     "codecs.cast_value": "zarrs_extension_codecs.CastValue",
-}
-# The EOPF-like band of bench_pipeline.py (rewritten here: importing that script would import
-# this package into every child).
-SCALE = 10000
-OFFSET = -0.1
-BAND_FILTERS: list[dict[str, Any]] = [
-    {"name": "scale_offset", "configuration": {"scale": SCALE, "offset": OFFSET}},
-    {
-        "name": "cast_value",
-        "configuration": {
-            "data_type": "uint16",
-            "rounding": "nearest-even",
-            "out_of_range": "clamp",
-            "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
-        },
-    },
-]
-BAND_BLOSC = {
-    "name": "blosc",
-    "configuration": {
-        "cname": "zstd",
-        "clevel": 3,
-        "shuffle": "shuffle",
-        "typesize": 2,
-        "blocksize": 0,
-    },
 }
 ONE_CORE_ENV = {
     "ZARRS_EXTENSION_CODECS_THREADS": "1",
@@ -280,8 +256,8 @@ def create_zarr_array(path: Path, layout: str, sizes: Sizes) -> Any:
         shards=sizes.band_shard,
         dtype="float64",
         fill_value=np.nan,
-        filters=BAND_FILTERS,
-        compressors=[BAND_BLOSC],
+        filters=FILTERS,
+        compressors=[BLOSC],
     )
 
 

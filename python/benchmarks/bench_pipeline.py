@@ -44,36 +44,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import zarr
+from eopf_band import BLOSC, FILTERS, OFFSET, SCALE
 
 import zarrs_extension_codecs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-SCALE = 10000
-OFFSET = -0.1
-FILTERS: list[dict[str, Any]] = [
-    {"name": "scale_offset", "configuration": {"scale": SCALE, "offset": OFFSET}},
-    {
-        "name": "cast_value",
-        "configuration": {
-            "data_type": "uint16",
-            "rounding": "nearest-even",
-            "out_of_range": "clamp",
-            "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]},
-        },
-    },
-]
-BLOSC = {
-    "name": "blosc",
-    "configuration": {
-        "cname": "zstd",
-        "clevel": 3,
-        "shuffle": "shuffle",
-        "typesize": 2,
-        "blocksize": 0,
-    },
-}
 ZARRS_CLASSES = {
     "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset",
     "codecs.cast_value": "zarr.codecs.cast_value.CastValue",

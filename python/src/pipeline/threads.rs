@@ -63,7 +63,10 @@ pub fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
         std::mem::forget(std::mem::take(pools));
         *owner = pid;
     }
-    if let Some(i) = pools.iter().position(|p| p.current_num_threads() == threads) {
+    if let Some(i) = pools
+        .iter()
+        .position(|p| p.current_num_threads() == threads)
+    {
         // Last to go: the pools in use stay, the ones left behind go.
         let pool = pools.remove(i);
         pools.push(pool.clone());

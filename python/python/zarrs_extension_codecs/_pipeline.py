@@ -755,10 +755,11 @@ class _Reader:
             # fetches are seen to wait on the network, that many are in
             # flight, and no more than `threads` decode at once.
             self.io_threads = max(self.threads, _concurrency())
-            # Whether a chunk is stored costs a request per chunk to find
-            # out on a remote store, and zarr looks at it only to raise for
-            # missing chunks (`array.read_missing_chunks` false): asked for
-            # then only, and "present" otherwise.
+            # Whether a chunk is stored: the read engine finds out as it
+            # fetches, but for an array it leaves to zarrs it costs a
+            # request per chunk on a remote store, and zarr looks at it only
+            # to raise for missing chunks (`array.read_missing_chunks`
+            # false): asked for then only, and "present" otherwise.
             self.presence = any(
                 getattr(spec.config, "read_missing_chunks", True) is False for _, spec, *_ in batch
             )

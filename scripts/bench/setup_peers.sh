@@ -14,9 +14,9 @@
 # (build one to time with `maturin build --release` in python/). A dev-profile wheel installs,
 # but the benchmark refuses to time it (it runs only with --quick then).
 #
-# Python 3.12 (zarr 3.4.2 needs >= 3.12): ZARRS_PYTHON if set, else python3.12 on PATH, else
-# pyenv's newest 3.12.x. Reinstall is skipped while the stamp (requirements and the wheel's
-# hash) is unchanged.
+# Python: the interpreter of the repository's .venv (scripts/python/setup_venv.sh's search:
+# ZARRS_PYTHON if set, else python3.12 on PATH, else pyenv's newest 3.12.x). Reinstall is
+# skipped while the stamp (requirements and the wheel's hash) is unchanged.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,32 +41,17 @@ export PIP_NO_INPUT=1
 log() { printf 'setup_peers: %s\n' "$*" >&2; }
 die() { printf 'setup_peers: ERROR: %s\n' "$*" >&2; exit 1; }
 
-usable_python() {
-    [[ -n "$1" ]] || return 1
-    "$1" -c 'import sys, venv; sys.exit(0 if sys.version_info[:2] == (3, 12) else 1)' \
-        </dev/null >/dev/null 2>&1 || return 1
-    "$1" -c 'import sys; print(sys.executable)' </dev/null 2>/dev/null
+# The interpreter the repository's .venv was made from (scripts/python/setup_venv.sh finds a
+# Python 3.12 the same way for every script; it is made first if need be).
+find_python() {
+    bash "${REPO_ROOT}/scripts/python/setup_venv.sh" >/dev/null </dev/null || return 1
+    "${REPO_ROOT}/.venv/bin/python" -c 'import sys; print(sys._base_executable)' </dev/null
 }
 
-find_python() {
-    local found dir pyenv_root=""
-    if [[ -n "${ZARRS_PYTHON:-}" ]]; then
-        found="$(usable_python "${ZARRS_PYTHON}")" && { echo "${found}"; return 0; }
-        die "ZARRS_PYTHON=${ZARRS_PYTHON} is not a working Python 3.12"
-    fi
-    if command -v python3.12 >/dev/null 2>&1; then
-        found="$(usable_python python3.12)" && { echo "${found}"; return 0; }
-    fi
-    if command -v pyenv >/dev/null 2>&1; then
-        pyenv_root="$(pyenv root 2>/dev/null || true)"
-    fi
-    [[ -n "${pyenv_root}" ]] || pyenv_root="${PYENV_ROOT:-${HOME:-/root}/.pyenv}"
-    if [[ -d "${pyenv_root}/versions" ]]; then
-        while IFS= read -r dir; do
-            found="$(usable_python "${dir}/bin/python3")" && { echo "${found}"; return 0; }
-        done < <(find "${pyenv_root}/versions" -mindepth 1 -maxdepth 1 -name '3.12.*' 2>/dev/null | sort -rV)
-    fi
-    return 1
+# Whether the interpreter runs and is Python >= 3.12 (zarr 3.4.2's floor).
+usable_python() {
+    "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' \
+        </dev/null >/dev/null 2>&1
 }
 
 find_wheel() {
@@ -95,8 +80,7 @@ or target/python-wheels: build one (cd python && maturin build --release --out \
     want="$( { printf '%s\n' "${REQUIREMENTS[@]}"; sha256sum "${wheel}" | cut -d' ' -f1; } | hash_text)"
 
     if ! [[ -x "${VENV}/bin/python" ]] || ! usable_python "${VENV}/bin/python" >/dev/null; then
-        python="$(find_python)" || die "no Python 3.12 found (ZARRS_PYTHON, python3.12 on PATH, \
-pyenv versions 3.12.*): install one (e.g. 'pyenv install 3.12'), then re-run"
+        python="$(find_python)" || die "no Python >= 3.12: see scripts/python/setup_venv.sh's error above"
         log "creating ${VENV} with ${python}"
         rm -rf "${VENV}"
         "${python}" -m venv "${VENV}" </dev/null

@@ -958,33 +958,7 @@ fn windows_say_whether_their_shards_are_stored() {
     let (store, values) = sharded(ShardingIndexLocation::End, true, true);
     let engine_read = Array::open(store.clone(), "/").unwrap();
     assert!(zarrs_extension_codecs::read::engine_refusal(&engine_read).is_none());
-    // The same shards behind a transpose of order [0, 1]: the engine leaves
-    // sharding behind an array -> array codec to zarrs.
-    let mut metadata: serde_json::Value = serde_json::from_slice(
-        &store
-            .get(&"zarr.json".try_into().unwrap())
-            .unwrap()
-            .unwrap(),
-    )
-    .unwrap();
-    let codecs = metadata["codecs"].as_array_mut().unwrap();
-    codecs.insert(
-        0,
-        serde_json::json!({"name": "transpose", "configuration": {"order": [0, 1]}}),
-    );
-    let behind = MemoryStore::new();
-    for (key, bytes) in common::store_contents(&store) {
-        behind
-            .set(&key.as_str().try_into().unwrap(), bytes.into())
-            .unwrap();
-    }
-    behind
-        .set(
-            &"zarr.json".try_into().unwrap(),
-            serde_json::to_vec(&metadata).unwrap().into(),
-        )
-        .unwrap();
-    let zarrs_read = Array::open(Arc::new(behind), "/").unwrap();
+    let zarrs_read = Array::open(behind_a_transpose(&store), "/").unwrap();
     assert!(zarrs_extension_codecs::read::engine_refusal(&zarrs_read).is_some());
     for (what, array) in [("engine", &engine_read), ("zarrs", &zarrs_read)] {
         for threads in [1, 3] {
@@ -1006,4 +980,101 @@ fn windows_say_whether_their_shards_are_stored() {
             }
         }
     }
+}
+
+/// `store`'s array with the same shards behind a transpose of order
+/// [0, 1]: the engine leaves sharding behind an array -> array codec to
+/// zarrs.
+fn behind_a_transpose(store: &MemoryStore) -> Arc<MemoryStore> {
+    let mut metadata: serde_json::Value = serde_json::from_slice(
+        &store
+            .get(&"zarr.json".try_into().unwrap())
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    let codecs = metadata["codecs"].as_array_mut().unwrap();
+    codecs.insert(
+        0,
+        serde_json::json!({"name": "transpose", "configuration": {"order": [0, 1]}}),
+    );
+    let behind = MemoryStore::new();
+    for (key, bytes) in common::store_contents(store) {
+        behind
+            .set(&key.as_str().try_into().unwrap(), bytes.into())
+            .unwrap();
+    }
+    behind
+        .set(
+            &"zarr.json".try_into().unwrap(),
+            serde_json::to_vec(&metadata).unwrap().into(),
+        )
+        .unwrap();
+    Arc::new(behind)
+}
+
+/// A store that answers its first partial read of shard `c/0/0` with the
+/// remote store's typed change (as when the shard is rewritten and a kept
+/// index is dropped), then reads as its inner store does.
+struct ChangesOnceSync {
+    inner: Arc<MemoryStore>,
+    changed: AtomicU64,
+}
+
+impl ReadableStorageTraits for ChangesOnceSync {
+    fn get(&self, key: &StoreKey) -> Result<MaybeBytes, StorageError> {
+        self.inner.get(key)
+    }
+
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<MaybeBytesIterator<'a>, StorageError> {
+        if key.as_str() == "c/0/0" && self.changed.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(zarrs_extension_codecs::ObjectChanged::new(key.as_str(), "test").into());
+        }
+        self.inner.get_partial_many(key, byte_ranges)
+    }
+
+    fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        self.inner.size_key(key)
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        true
+    }
+}
+
+/// A change of a shard reported by the store, met by zarrs' own read (an
+/// array the engine leaves to zarrs): the error stays typed through the
+/// read's messages, and the read goes again and gives the values. Before,
+/// the error that named the chunk was plain text, and the read failed.
+#[test]
+fn a_change_met_by_zarrs_read_is_read_again() {
+    let (store, values) = sharded(ShardingIndexLocation::End, true, true);
+    let changes = Arc::new(ChangesOnceSync {
+        inner: behind_a_transpose(&store),
+        changed: AtomicU64::new(0),
+    });
+    let array = Array::open(changes.clone(), "/").unwrap();
+    assert!(zarrs_extension_codecs::read::engine_refusal(&array).is_some());
+    let window = ArraySubset::new_with_ranges(&[0..8, 0..6]);
+    let got = array.retrieve_array_subset_vec::<u16>(&window).unwrap();
+    assert_eq!(got, expected(&values, &window));
+    assert!(changes.changed.load(Ordering::SeqCst) >= 2, "no change met");
+    changes.changed.store(0, Ordering::SeqCst);
+    let mut out = vec![0u8; 8 * 6 * 2];
+    let placed = [zarrs_extension_codecs::WindowAt {
+        window: window.clone(),
+        at: vec![0, 0],
+    }];
+    array
+        .retrieve_windows_into_bytes_opt(&placed, &mut out, &[8, 6], &CodecOptions::default())
+        .unwrap();
+    assert_eq!(
+        bytemuck::cast_slice::<u8, u16>(&out),
+        expected(&values, &window)
+    );
+    assert!(changes.changed.load(Ordering::SeqCst) >= 2, "no change met");
 }

@@ -156,6 +156,9 @@ async fn locate<S: ?Sized + AsyncReadableStorageTraits + 'static>(
     error: ArrayError,
     options: &CodecOptions,
 ) -> ArrayError {
+    if let Some(changed) = super::ObjectChanged::in_error(&error) {
+        return changed.within(&format!("array {}", array.path()));
+    }
     let mut failing = None;
     for (key, part) in chunk_parts(array, subset) {
         if let Err(e) = array

@@ -201,9 +201,11 @@ pub trait ArrayReadExt {
     /// and for each window whether a chunk (or shard) it reads is stored:
     /// `false`, it read as the fill value because nothing of it is stored
     /// (zarr-python's `read_missing_chunks = false` raises for those). The
-    /// read finds out as it fetches, at no cost; for an array the engine
-    /// does not read (see [`engine_refusal`]), each window's chunks are
-    /// asked for their size after the read.
+    /// read engine finds out as it fetches; a part it leaves to zarrs (a
+    /// part of an uncompressed chunk, say) costs a size asked of the store
+    /// while its window has no stored chunk yet, and for an array the
+    /// engine does not read (see [`engine_refusal`]) each window's chunks
+    /// are asked for their size after the read.
     ///
     /// # Errors
     /// As [`retrieve_windows_into_bytes_opt`](Self::retrieve_windows_into_bytes_opt).
@@ -407,13 +409,18 @@ fn read_checked<S: ?Sized + ReadableStorageTraits + 'static, T: Pod>(
 /// `error`, from reading `subset` of `array`, with the array's path and the
 /// key of the first chunk that fails when read alone (zarrs' errors do not
 /// say which chunk failed). Costs a second read of the chunks up to that
-/// one, on the error path only.
+/// one, on the error path only. A change of an object ([`ObjectChanged`])
+/// stays typed, with the array's path in front.
 fn locate<S: ?Sized + ReadableStorageTraits + 'static>(
     array: &Array<S>,
     subset: &dyn ArraySubsetTraits,
     error: ArrayError,
     options: &CodecOptions,
 ) -> ArrayError {
+    if let Some(changed) = ObjectChanged::in_error(&error) {
+        // Kept typed, so that the read goes again (the store names the key).
+        return changed.within(&format!("array {}", array.path()));
+    }
     let failing = chunk_parts(array, subset).find_map(|(key, part)| {
         array
             .retrieve_array_subset_opt::<ArrayBytes<'static>>(&part, options)

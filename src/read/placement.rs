@@ -91,7 +91,10 @@ fn disjoint(places: &mut [&WindowAt]) -> Result<(), String> {
             _ => Ok(()),
         };
     }
-    match clash(places, 0) {
+    // The sweep's work, bounded by what comparing every pair would cost:
+    // past it, the pairs are compared (see `clash`).
+    let budget = places.len().saturating_mul(places.len()).max(64);
+    match first_clash(places, budget) {
         Some((a, b)) => Err(format!(
             "windows {} at {:?} and {} at {:?} are read into overlapping parts of the output",
             a.window, a.at, b.window, b.at
@@ -111,16 +114,29 @@ fn disjoint(places: &mut [&WindowAt]) -> Result<(), String> {
 /// sorted intervals overlap somewhere only if two neighbours do. A batch
 /// laid out on a grid (the chunks of a selection, the points of a
 /// `vindex`) costs a sort per dimension, `O(n log n)`; only places whose
-/// extents overlap without being equal are seen more than once.
-fn clash<'a>(places: &mut [&'a WindowAt], dim: usize) -> Option<(&'a WindowAt, &'a WindowAt)> {
+/// extents overlap without being equal are seen more than once, and a
+/// batch made to be seen again and again (tall places beside many short
+/// ones) would cost `O(n^d log n)`: the sweep gives up once it has sorted
+/// `n^2` places in all (`budget`), and the pairs are compared instead, at
+/// most `O(n^2)` as before the sweep.
+fn clash<'a>(places: &mut [&'a WindowAt], dim: usize, budget: &mut usize) -> Sweep<'a> {
     let start = |p: &WindowAt| p.at[dim];
     let end = |p: &WindowAt| p.at[dim] + p.window.shape()[dim];
+    match budget.checked_sub(places.len()) {
+        Some(left) => *budget = left,
+        None => return Sweep::TooLong,
+    }
     places.sort_unstable_by_key(|p| start(p));
-    if dim + 1 == places.first()?.at.len() {
-        return places
-            .windows(2)
-            .find(|pair| end(pair[0]) > start(pair[1]))
-            .map(|pair| (pair[0], pair[1]));
+    let Some(first) = places.first() else {
+        return Sweep::Done(None);
+    };
+    if dim + 1 == first.at.len() {
+        return Sweep::Done(
+            places
+                .windows(2)
+                .find(|pair| end(pair[0]) > start(pair[1]))
+                .map(|pair| (pair[0], pair[1])),
+        );
     }
     let mut alive: Vec<&WindowAt> = Vec::new();
     let mut next = 0;
@@ -133,8 +149,51 @@ fn clash<'a>(places: &mut [&'a WindowAt], dim: usize) -> Option<(&'a WindowAt, &
         }
         if alive.len() > 1 {
             let mut together = alive.clone();
-            if let Some(pair) = clash(&mut together, dim + 1) {
-                return Some(pair);
+            match clash(&mut together, dim + 1, budget) {
+                Sweep::Done(None) => {}
+                found => return found,
+            }
+        }
+    }
+    Sweep::Done(None)
+}
+
+/// Two of `places` that share an element: by the sweep within `budget`,
+/// else pair by pair.
+fn first_clash<'a>(
+    places: &mut [&'a WindowAt],
+    mut budget: usize,
+) -> Option<(&'a WindowAt, &'a WindowAt)> {
+    match clash(places, 0, &mut budget) {
+        Sweep::Done(found) => found,
+        Sweep::TooLong => pairwise(places),
+    }
+}
+
+/// What [`clash`] found, or that it gave up past its budget.
+enum Sweep<'a> {
+    Done(Option<(&'a WindowAt, &'a WindowAt)>),
+    TooLong,
+}
+
+/// Two of `places` that share an element, if any, by comparing pairs:
+/// sorted by their start in the first dimension, each is compared with
+/// those that start before it ends there.
+fn pairwise<'a>(places: &mut [&'a WindowAt]) -> Option<(&'a WindowAt, &'a WindowAt)> {
+    places.sort_unstable_by_key(|p| p.at[0]);
+    for (i, a) in places.iter().enumerate() {
+        let end = a.at[0] + a.window.shape()[0];
+        for b in &places[i + 1..] {
+            if b.at[0] >= end {
+                break;
+            }
+            let apart =
+                a.at.iter()
+                    .zip(a.window.shape())
+                    .zip(b.at.iter().zip(b.window.shape()))
+                    .any(|((&a0, &an), (&b0, &bn))| a0 >= b0 + bn || b0 >= a0 + an);
+            if !apart {
+                return Some((a, b));
             }
         }
     }
@@ -229,6 +288,15 @@ mod tests {
                 .any(|(i, a)| places[i + 1..].iter().any(|b| overlap(a, b)));
             let swept = check(&places, &out_shape, 12usize.pow(dims as u32), 1);
             assert_eq!(swept.is_err(), pairwise, "{places:?}: {swept:?}");
+            // And when the sweep gives up part way (the pairs compared).
+            for budget in [0, 3, 9] {
+                let mut refs: Vec<&WindowAt> = places.iter().collect();
+                let found = first_clash(&mut refs, budget);
+                assert_eq!(found.is_some(), pairwise, "budget {budget}: {places:?}");
+                if let Some((a, b)) = found {
+                    assert!(overlap(a, b), "{a:?} and {b:?} do not overlap");
+                }
+            }
             found[usize::from(pairwise)] += 1;
         }
         assert!(found[0] > 500 && found[1] > 500, "{found:?}");

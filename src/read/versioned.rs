@@ -44,8 +44,12 @@
 //!   from the entry it keeps, whose strong ETag every request of the call
 //!   is conditional on (`If-Match`), and reports a mismatch (412, or
 //!   another version shown) as [`ObjectChanged`] and a 404 as a missing
-//!   object ([`At::Gone`]); a server with only weak validators gets
-//!   nothing kept, and its index range is read with the chunks.
+//!   object ([`At::Gone`]). Where it keeps nothing (a server with only
+//!   weak validators or none, `shard_index_cache_bytes` 0, an index past
+//!   the cache's limit whose version is gone too), the index range is a
+//!   request of its own beside the chunks', with no condition: a rewrite
+//!   before the call is seen, one landing between those requests is not
+//!   (`docs/stores-and-remote.md`, "Shard-index cache").
 //!
 //! The cost is one range more per shard and window: no request for a
 //! remote index that is kept, a `pread` of the index on a file system.

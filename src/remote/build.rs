@@ -129,7 +129,7 @@ pub(super) fn object_store(
             .with_http_connector(Transport {
                 redirects,
                 max_object_bytes: options.max_object_bytes,
-                longest_wait: options.retry_timeout,
+                longest_wait: super::transport::longest_wait(options),
             })
             .with_retry(retry)
             .build()
@@ -167,7 +167,7 @@ pub(super) fn object_store(
         .with_http_connector(Transport {
             redirects: Redirects::SameOrigin,
             max_object_bytes: options.max_object_bytes,
-            longest_wait: options.retry_timeout,
+            longest_wait: super::transport::longest_wait(options),
         })
         .with_retry(retry)
         .with_config(

@@ -28,9 +28,12 @@
 //! `SlowDown`) after its own backoff, a fraction of a second, whatever the
 //! server asked. Here such an answer with a `Retry-After` header (seconds,
 //! or an HTTP date) is handed to object_store only once that time has
-//! passed, so its retry comes no sooner than asked; a wait longer than
-//! [`RemoteOptions::retry_timeout`](super::RemoteOptions::retry_timeout),
-//! past which no retry starts, is not waited: the answer goes back at once.
+//! passed, so its retry comes no sooner than asked. A wait longer than the
+//! store's retry budget allows for one retry
+//! ([`RemoteOptions::retry_timeout`](super::RemoteOptions::retry_timeout)
+//! over `max_retries + 1`: no retry starts past the timeout, and each
+//! retry may be asked to wait) is not waited, and nothing is waited when
+//! the store makes no retries: the answer goes back at once.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -328,6 +331,17 @@ impl HttpService for Bounded {
     }
 }
 
+/// The longest `Retry-After` a store with `options` waits for: nothing
+/// when it makes no retries, else its retry timeout shared among the
+/// retries it may make.
+pub(super) fn longest_wait(options: &super::RemoteOptions) -> Duration {
+    if options.max_retries == 0 {
+        return Duration::ZERO;
+    }
+    let retries = u32::try_from(options.max_retries).unwrap_or(u32::MAX);
+    options.retry_timeout / retries.saturating_add(1)
+}
+
 /// How long an answer of `status` asks to be left alone before the next
 /// request: a `429` or `503` by its `Retry-After` (seconds, or an HTTP
 /// date, taken relative to `now`); `None` for other answers or no readable
@@ -367,7 +381,9 @@ fn http_date(value: &str) -> Option<SystemTime> {
     let year: u64 = year.parse().ok()?;
     let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
     let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    if !(1..=31).contains(&day) || year < 1970 || h > 23 || m > 59 || sec > 60 {
+    // Four digits, as the format has them: no arithmetic below can
+    // overflow, whatever a server sends.
+    if !(1..=31).contains(&day) || !(1970..=9999).contains(&year) || h > 23 || m > 59 || sec > 60 {
         return None;
     }
     // Days since 1970-01-01 of a proleptic Gregorian date (the usual
@@ -380,7 +396,7 @@ fn http_date(value: &str) -> Option<SystemTime> {
     let era_days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * mo + 2) / 5 + day - 1;
     let days = era_days.checked_sub(719_468)?;
     let seconds = days * 86_400 + h * 3_600 + m * 60 + sec;
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(seconds))
+    std::time::UNIX_EPOCH.checked_add(Duration::from_secs(seconds))
 }
 
 /// What a body may carry, and what happens past it.
@@ -680,6 +696,9 @@ mod tests {
             "-3",
             "Sun, 06 Nov 1994 08:49:37 PST",
             "Sunday, 06-Nov-94 08:49:37 GMT",
+            // Years no server means, which would overflow the arithmetic.
+            "Mon, 01 Jan 300000000000 00:00:00 GMT",
+            "Mon, 01 Jan 18446744073709551615 00:00:00 GMT",
         ] {
             assert_eq!(asked_wait(503, Some(unread), now), None, "{unread}");
         }

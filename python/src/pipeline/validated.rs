@@ -25,12 +25,21 @@ fn checked() -> std::sync::MutexGuard<'static, VecDeque<String>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether `metadata` passed the check in this process.
+/// Whether `metadata` passed the check in this process (it is then the
+/// last to go).
 pub fn contains(metadata: &str) -> bool {
-    checked().iter().any(|m| m == metadata)
+    let mut checked = checked();
+    let Some(i) = checked.iter().position(|m| m == metadata) else {
+        return false;
+    };
+    if let Some(found) = checked.remove(i) {
+        checked.push_back(found);
+    }
+    true
 }
 
-/// `metadata` passed the check (the oldest of more than [`KEPT`] goes).
+/// `metadata` passed the check (the least recently used of more than
+/// [`KEPT`] goes).
 pub fn insert(metadata: &str) {
     let mut checked = checked();
     if checked.iter().any(|m| m == metadata) {

@@ -343,6 +343,7 @@ async fn fetch<S: ?Sized + AsyncReadableStorageTraits>(
     match read_at_async(store, &unit.key, read.index_range(), &encoded, ranges).await {
         Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
         Ok(At::Gone) => Ok(Fetched::Missing),
+        Err(e) if ObjectChanged::in_storage_error(&e).is_some() => Err(e.into()),
         Err(e) => {
             let len = store.size_key(&unit.key).await.ok().flatten();
             Err(read.chunks_error(unit, &index, len, &e))

@@ -253,9 +253,6 @@ impl<'a> ShardRead<'a> {
         shard_len: Option<u64>,
         error: &StorageError,
     ) -> ArrayError {
-        if ObjectChanged::in_storage_error(error).is_some() {
-            return ArrayError::StorageError(error.clone());
-        }
         let past_end = shard_len.and_then(|len| {
             self.pieces.iter().find_map(|p| {
                 let r = p.inner.and_then(|i| index.range(i))?;
@@ -339,6 +336,8 @@ pub(crate) fn fetch<S: ?Sized + ReadableStorageTraits>(
     match read_at(store, &unit.key, read.index_range(), &encoded, ranges) {
         Ok(At::Ranges(bytes)) => read.assemble(unit, &index, bytes),
         Ok(At::Gone) => Ok(Fetched::Missing),
+        // Passed on typed, so that the read goes again.
+        Err(e) if ObjectChanged::in_storage_error(&e).is_some() => Err(e.into()),
         Err(e) => {
             // On the error path only: the shard's length, to name the inner
             // chunk that reaches past it.

@@ -157,7 +157,11 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
     };
     let run = |(w, unit): &(usize, plan::Unit)| -> Result<(), ArrayError> {
         if engine.zarrs_reads(unit) {
-            if stored.is_some() {
+            // Asked only while the window has no stored unit yet.
+            if stored
+                .and_then(|s| s.get(*w))
+                .is_some_and(|flag| !flag.load(Ordering::Relaxed))
+            {
                 let is_stored = store
                     .size_key(&unit.key)
                     .map_err(|e| at(engine, e.into()))?

@@ -311,8 +311,11 @@ impl Fused {
             let end = (start + BLOCK).min(n);
             let block = &src[start * size..end * size];
             // An unaligned block is copied so that the kernels view it as
-            // elements without a copy of their own.
-            let block: &[u8] = if self.swap || block.as_ptr().align_offset(size) != 0 {
+            // elements without a copy of their own (a plain copy, `bytes`
+            // alone, takes bytes where they lie).
+            let kernels = self.cast.is_some() || self.scale_offset.is_some();
+            let misaligned = kernels && block.as_ptr().align_offset(size) != 0;
+            let block: &[u8] = if self.swap || misaligned {
                 let copy = &mut bytemuck::cast_slice_mut::<u64, u8>(buffer)[..block.len()];
                 copy.copy_from_slice(block);
                 if self.swap {

@@ -893,43 +893,53 @@ mod async_reads {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let (longest_wait, read_time) = runtime.block_on(async {
-            let store =
-                AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-            let array = Array::async_open(Arc::new(store), "/").await.unwrap();
-            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let ticker = tokio::spawn({
-                let done = done.clone();
-                async move {
-                    let mut last = Instant::now();
-                    let mut longest = Duration::ZERO;
-                    while !done.load(Ordering::SeqCst) {
-                        tokio::task::yield_now().await;
-                        let now = Instant::now();
-                        longest = longest.max(now - last);
-                        last = now;
+        let attempt = || {
+            runtime.block_on(async {
+                let store =
+                    AsyncObjectStore::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+                let array = Array::async_open(Arc::new(store), "/").await.unwrap();
+                let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let ticker = tokio::spawn({
+                    let done = done.clone();
+                    async move {
+                        let mut last = Instant::now();
+                        let mut longest = Duration::ZERO;
+                        while !done.load(Ordering::SeqCst) {
+                            tokio::task::yield_now().await;
+                            let now = Instant::now();
+                            longest = longest.max(now - last);
+                            last = now;
+                        }
+                        longest
                     }
-                    longest
-                }
-            });
-            let start = Instant::now();
-            let got = array
-                .async_retrieve_array_subset_vec::<f64>(&array.subset_all())
-                .await
-                .unwrap();
-            let read_time = start.elapsed();
-            done.store(true, Ordering::SeqCst);
-            assert!(got == values);
-            (ticker.await.unwrap(), read_time)
-        });
+                });
+                let start = Instant::now();
+                let got = array
+                    .async_retrieve_array_subset_vec::<f64>(&array.subset_all())
+                    .await
+                    .unwrap();
+                let read_time = start.elapsed();
+                done.store(true, Ordering::SeqCst);
+                assert!(got == values);
+                (ticker.await.unwrap(), read_time)
+            })
+        };
         // The read's steps on the runtime (fetches, copying a decoded chunk
         // of 2 MiB into the output) are short; decoding on the runtime
-        // would block it for the whole read (one poll). Half of the read:
-        // room for the scheduler of a loaded machine.
-        assert!(
-            longest_wait * 2 < read_time,
-            "the runtime was blocked for {longest_wait:?} of a {read_time:?} read"
-        );
+        // would block it for the whole read (one poll). Half of the read,
+        // in one of three attempts: since zstd chunks of `bytes` alone are
+        // copied run by run (the engine's fused path), a read is short
+        // enough for one scheduling hiccup of a loaded machine to look like
+        // half of it, which three in a row do not.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let (longest_wait, read_time) = attempt();
+            if longest_wait * 2 < read_time {
+                return;
+            }
+            seen.push((longest_wait, read_time));
+        }
+        panic!("the runtime was blocked for most of each read (longest wait, read): {seen:?}");
     }
 }
 

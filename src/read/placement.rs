@@ -176,6 +176,15 @@ enum Sweep<'a> {
     TooLong,
 }
 
+/// Whether the places of `a` and `b` (both inside the output) share an
+/// element.
+fn overlap(a: &WindowAt, b: &WindowAt) -> bool {
+    a.at.iter()
+        .zip(a.window.shape())
+        .zip(b.at.iter().zip(b.window.shape()))
+        .all(|((&a0, &an), (&b0, &bn))| a0 < b0 + bn && b0 < a0 + an)
+}
+
 /// Two of `places` that share an element, if any, by comparing pairs:
 /// sorted by their start in the first dimension, each is compared with
 /// those that start before it ends there.
@@ -187,12 +196,7 @@ fn pairwise<'a>(places: &mut [&'a WindowAt]) -> Option<(&'a WindowAt, &'a Window
             if b.at[0] >= end {
                 break;
             }
-            let apart =
-                a.at.iter()
-                    .zip(a.window.shape())
-                    .zip(b.at.iter().zip(b.window.shape()))
-                    .any(|((&a0, &an), (&b0, &bn))| a0 >= b0 + bn || b0 >= a0 + an);
-            if !apart {
+            if overlap(a, b) {
                 return Some((a, b));
             }
         }
@@ -203,15 +207,6 @@ fn pairwise<'a>(places: &mut [&'a WindowAt]) -> Option<(&'a WindowAt, &'a Window
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Whether the places of `a` and `b` (both inside the output) share an
-    /// element.
-    fn overlap(a: &WindowAt, b: &WindowAt) -> bool {
-        a.at.iter()
-            .zip(a.window.shape())
-            .zip(b.at.iter().zip(b.window.shape()))
-            .all(|((&a0, &an), (&b0, &bn))| a0 < b0 + bn && b0 < a0 + an)
-    }
 
     fn at(ranges: &[std::ops::Range<u64>], at: &[u64]) -> WindowAt {
         WindowAt {

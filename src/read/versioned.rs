@@ -129,6 +129,16 @@ impl ObjectChanged {
         Self::new(format!("{context}: {}", self.location), self.how.clone()).into()
     }
 
+    /// `error` as an error of the read of `context`: a change stays typed
+    /// ([`within`](Self::within)), anything else becomes text after the
+    /// context, with its causes.
+    pub(crate) fn in_context(error: &ArrayError, context: &str) -> ArrayError {
+        match Self::in_error(error) {
+            Some(changed) => changed.within(context),
+            None => ArrayError::Other(format!("{context}: {}", crate::error_chain(error))),
+        }
+    }
+
     fn in_io_error(error: &std::io::Error) -> Option<&Self> {
         error.get_ref()?.downcast_ref::<Self>()
     }

@@ -796,9 +796,8 @@ fn sharded_chain_falls_back_to_zarrs() {
 }
 
 /// Stored bytes at an odd address (an inner chunk of an uncompressed shard
-/// can start anywhere) decode as the same bytes aligned do, for every
-/// fused chain: a plain copy takes them where they lie, the kernels get an
-/// aligned copy.
+/// can start anywhere) decode to zarrs' values, for every fused chain: a
+/// plain copy takes them where they lie, the kernels get an aligned copy.
 #[test]
 fn unaligned_stored_bytes_decode_alike() {
     let mut rng = SplitMix64(0x0dd_a11);
@@ -823,6 +822,12 @@ fn unaligned_stored_bytes_decode_alike() {
             drop(target);
             out
         };
-        assert_eq!(decode(&shifted[1..]), decode(&encoded), "{}", chain.name);
+        let zarrs = array
+            .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
+            .unwrap()
+            .into_fixed()
+            .unwrap()
+            .into_owned();
+        assert_eq!(decode(&shifted[1..]), zarrs, "{}", chain.name);
     }
 }

@@ -208,26 +208,11 @@ pub(crate) fn read_placed<S: ?Sized + ReadableStorageTraits + 'static>(
 /// `error` from zarrs' read of `unit`'s part, with the array's path and
 /// the chunk's key.
 fn zarrs_error(engine: &Engine, unit: &plan::Unit, error: &ArrayError) -> ArrayError {
-    if let Some(changed) = ObjectChanged::in_error(error) {
-        return changed.within(&format!("array {}: chunk {}", engine.path, unit.key));
-    }
-    ArrayError::Other(format!(
-        "array {}: chunk {}: {}",
-        engine.path,
-        unit.key,
-        crate::error_chain(error)
-    ))
+    ObjectChanged::in_context(error, &format!("array {}: chunk {}", engine.path, unit.key))
 }
 
 /// `error`, from fetching, with the array's path in front (a change of an
 /// object stays typed, so that the read goes again).
 fn at(engine: &Engine, error: ArrayError) -> ArrayError {
-    if let Some(changed) = ObjectChanged::in_error(&error) {
-        return changed.within(&format!("array {}", engine.path));
-    }
-    ArrayError::Other(format!(
-        "array {}: {}",
-        engine.path,
-        crate::error_chain(&error)
-    ))
+    ObjectChanged::in_context(&error, &format!("array {}", engine.path))
 }

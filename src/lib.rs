@@ -77,6 +77,7 @@ mod test_rng;
 #[cfg(test)]
 mod test_support;
 mod validate;
+pub mod write;
 
 pub use error_chain::error_chain;
 pub use hints::{open_error_hint, zarrs_feature_of_codec};
@@ -89,6 +90,7 @@ pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
 };
+pub use write::ArrayWriteExt;
 
 /// The Rust blocks of the README and of `docs/` as doc tests: `cargo test
 /// --doc` compiles them, and runs those not marked `no_run`. Pages with a

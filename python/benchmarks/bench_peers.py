@@ -40,7 +40,9 @@ warm page cache):
   for zarr, zarr-fused and ours only (tensorstore and zarrs cannot read scale_offset: name them
   in ``--only`` to see their errors). Cases: opening the array and reading one 256 x 256
   window (one measurement per fresh process, ``--repeats`` processes, open cost included), the
-  whole array, and a whole write.
+  whole array, a whole write, and 64 inner chunks written one after the other into the
+  array once it is written whole (a tile writer; the whole write not timed; the store read
+  back and compared with zarr's result of the same writes).
 
 Run from the repository root after ``bash scripts/bench/setup_peers.sh`` (a venv with zarr,
 zarrs-python, tensorstore and the release wheel of this package)::
@@ -48,10 +50,11 @@ zarrs-python, tensorstore and the release wheel of this package)::
     .venv-peers/bin/python python/benchmarks/bench_peers.py --markdown /tmp/bench_peers.md
 
 ``--quick`` runs tiny shapes and one repeat to check the script works (numbers meaningless);
-``--cases`` takes read_whole, read_windows, open_window and write_whole, ``--layouts``
-zarr_benchmarks and eopf_band. The measurements of a case run one after the other, reader by
-reader; ``--rounds R`` runs that sequence R times and pools the times, so that a change in the
-machine's load falls on all readers alike. On a shared machine the numbers are indicative only.
+``--cases`` takes read_whole, read_windows, open_window, write_whole and write_windows,
+``--layouts`` zarr_benchmarks and eopf_band. The measurements of a case run one after the
+other, reader by reader; ``--rounds R`` runs that sequence R times and pools the times, so
+that a change in the machine's load falls on all readers alike. On a shared machine the
+numbers are indicative only.
 """
 
 from __future__ import annotations
@@ -88,8 +91,9 @@ WRITERS = ["zarr", "zarr-fused", "zarrs", "tensorstore", "ours"]
 LAYOUTS = ["zarr_benchmarks", "eopf_band"]
 CASES = {
     "zarr_benchmarks": ["read_whole", "read_windows", "write_whole"],
-    "eopf_band": ["open_window", "read_whole", "write_whole"],
+    "eopf_band": ["open_window", "read_whole", "write_whole", "write_windows"],
 }
+WRITE_CASES = ("write_whole", "write_windows")
 # The readers a layout is measured with when --only does not name them.
 DEFAULT_READERS = {
     "zarr_benchmarks": READERS,
@@ -116,7 +120,7 @@ ONE_CORE_ENV = {
 }
 RESULT = "BENCH_PEERS_RESULT "
 # Changed with the data's recipe, so that stores kept in --dir are written again.
-DATA_VERSION = 2
+DATA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,26 @@ def inner_windows(sizes: Sizes) -> list[tuple[slice, ...]]:
         tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, sizes.inner, strict=True))
         for p in picks
     ]
+
+
+def band_tiles(sizes: Sizes) -> list[tuple[slice, slice]]:
+    """`sizes.windows` windows of one inner chunk of the band at deterministic random places
+    of its inner-chunk grid (a tile server's writes)."""
+    import numpy as np
+
+    grid = [s // c for s, c in zip(sizes.band, sizes.band_inner, strict=True)]
+    rng = np.random.default_rng(3)
+    picks = rng.integers(0, grid, size=(sizes.windows, 2))
+    return [
+        tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, sizes.band_inner, strict=True))
+        for p in picks
+    ]
+
+
+def band_tile(data: Any, sizes: Sizes) -> Any:
+    """The values written into each of `band_tiles`: half the first inner chunk's (NaN kept)."""
+    h, w = sizes.band_inner
+    return data[:h, :w] * 0.5
 
 
 def band_window(sizes: Sizes) -> tuple[slice, slice]:
@@ -291,6 +315,16 @@ def make_stores(root: Path, sizes: Sizes) -> dict[str, Any]:
                     "open_window": checksum(back[band_window(sizes)]),
                 }
             expected[layout]["write_whole"] = expected[layout]["read_whole"]
+            if layout == "eopf_band":
+                tiles = root / "writes" / "expected-tiles.zarr"
+                shutil.rmtree(tiles, ignore_errors=True)
+                arr = create_zarr_array(tiles, layout, sizes)
+                arr[...] = data
+                for w in band_tiles(sizes):
+                    arr[w] = band_tile(data, sizes)
+                back = zarr.open_array(tiles, mode="r")[...]
+                expected[layout]["write_windows"] = checksum(back)
+                shutil.rmtree(tiles, ignore_errors=True)
     return expected
 
 
@@ -502,7 +536,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     one_core = spec["cores"] == 1
     result: dict[str, Any] = {"cpus": sorted(os.sched_getaffinity(0))}
     with zarr.config.set(zarr_config(reader, one_core)):
-        if case == "write_whole":
+        if case in WRITE_CASES:
             result.update(child_write(spec, sizes, root, one_core))
         else:
             result.update(child_read(spec, sizes, store_path(root, layout), one_core))
@@ -563,9 +597,19 @@ def child_write(spec: dict[str, Any], sizes: Sizes, root: Path, one_core: bool) 
         shutil.rmtree(target, ignore_errors=True)
         target = out_dir / f"{layout}-{writer}-{i}.zarr"
         shutil.rmtree(target, ignore_errors=True)
-        os.sync()
-        start = time.perf_counter()
-        write_store(writer, layout, root, target, data, sizes, ctx)
+        if spec["case"] == "write_windows":
+            # The array written whole first (not timed), then the tiles one after the other.
+            write_store(writer, layout, root, target, data, sizes, ctx)
+            arr = zarr.open_array(target, mode="r+")
+            tile = band_tile(data, sizes)
+            os.sync()
+            start = time.perf_counter()
+            for w in band_tiles(sizes):
+                arr[w] = tile
+        else:
+            os.sync()
+            start = time.perf_counter()
+            write_store(writer, layout, root, target, data, sizes, ctx)
         if i:  # the first is the warm-up
             times.append(time.perf_counter() - start)
     with zarr.config.set({**ZARR_CLASSES, "codec_pipeline.path": BATCHED}):
@@ -681,7 +725,7 @@ def run(args: argparse.Namespace, root: Path, sizes: Sizes) -> tuple[Results, di
             if args.cases and case not in args.cases:
                 continue
             names = args.only or DEFAULT_READERS[layout]
-            if case == "write_whole":
+            if case in WRITE_CASES:
                 names = [n for n in names if n in WRITERS]
             table = results.setdefault((layout, case), {})
             core_counts = [1] if all_cores == 1 else [1, all_cores]
@@ -724,6 +768,7 @@ CASE_TITLES = {
     "read_windows": "{windows} windows of one inner chunk ({inner}), one after the other",
     "open_window": "open + one {w} x {w} window (one fresh process per measurement)",
     "write_whole": "whole write from memory into a new directory (creation included)",
+    "write_windows": "{windows} inner chunks written into the stored array, one after the other",
 }
 
 

@@ -51,9 +51,7 @@ done
 # Python shard index, which the pipeline's Rust reads of a LocalStore or MemoryStore never
 # consult, two that match zarr's wording of a scale_offset decode error (the pipeline
 # raises zarrs' ValueError, naming the chunk, instead of reading the chunk again with
-# zarr), and two that check a shard's inner chunks are laid out in morton or
-# colexicographic order (zarrs writes them in C order; the values are the same);
-# --deselect takes node ids relative to pytest's rootdir (python/).
+# zarr); --deselect takes node ids relative to pytest's rootdir (python/).
 ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline \
     .venv/bin/python -m pytest -q python/tests/zarr_upstream \
     -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
@@ -63,6 +61,4 @@ ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[memory-start]" \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[memory-end]" \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_integer_decode_rejects_non_exact_division" \
-    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_decode_rejects_integer_overflow_on_offset_add" \
-    --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_encoded_subchunk_write_order[morton]" \
-    --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_encoded_subchunk_write_order[colexicographic]"
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_decode_rejects_integer_overflow_on_offset_add"

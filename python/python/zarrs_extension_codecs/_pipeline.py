@@ -88,9 +88,11 @@ log = logging.getLogger(__name__)
 # alone is stored byte for byte as zarr stores it.
 _BYTE_IDENTICAL = frozenset({"bytes", "transpose", "crc32c", "scale_offset", "cast_value"})
 # Chains of these are written by Rust: besides the above, lossless
-# compressors and sharding, whose bytes may differ from numcodecs' and
-# zarr's (library versions, the order of a shard's inner chunks) but
-# decode to the same values (python/tests/test_writes.py). Any other codec
+# compressors and sharding. Compressed bytes may differ from numcodecs' and
+# zarr's (library versions), as may shards within shards and shards written
+# with `write_empty_chunks` (zarrs' sharding codec: C order), but all decode
+# to the same values (python/tests/test_writes.py); other shards are laid
+# out as zarr lays them out. Any other codec
 # zarrs may have (a lossy one) is written by zarr's pipeline.
 _WRITES = _BYTE_IDENTICAL | {"blosc", "zstd", "gzip", "sharding_indexed"}
 
@@ -162,6 +164,9 @@ class _Native:
     # The shape of the innermost chunks of a sharded array (else `None`):
     # the chunks zarr's sharding codec drops when they are all fill value.
     finest: tuple[int, ...] | None = None
+    # The order of a shard's inner chunks in its bytes: the sharding
+    # codec's `subchunk_write_order` (zarr's default, Morton, if none).
+    subchunk_order: str = "morton"
     # Caches, not part of what the pipeline is (a pickled copy, which has
     # none, equals its original): the zarrs arrays opened so far, and the
     # process they were opened in.
@@ -263,8 +268,20 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
         tuple(grid.chunk_shape) if isinstance(grid, RegularChunkGridMetadata) else None,
         _inner_chunk_shape(metadata),
         _finest_chunk_shape(metadata),
+        _subchunk_order(metadata),
         detached=[checked],
     )
+
+
+def _subchunk_order(metadata: ArrayV3Metadata) -> str:
+    """The `subchunk_write_order` of the array's sharding codec (set when
+    the codec was made; not part of the metadata document)."""
+    from zarr.codecs import ShardingCodec
+
+    for codec in metadata.codecs:
+        if isinstance(codec, ShardingCodec):
+            return str(getattr(codec, "subchunk_write_order", "morton"))
+    return "morton"
 
 
 def _inner_chunk_shape(metadata: ArrayV3Metadata) -> tuple[int, ...] | None:
@@ -632,8 +649,9 @@ class CodecPipeline(_CodecPipeline):
             return
         spec = batch[0][1]
         if native.finest is not None and spec.config.write_empty_chunks:
-            # zarrs' sharding codec never stores an inner chunk of fill
-            # values; zarr's does with `write_empty_chunks`, and reads back
+            # With `write_empty_chunks`, shards are encoded by zarrs'
+            # sharding codec (ChunkArray.encode_chunks), which never stores
+            # an inner chunk of fill values; zarr's does, and reads back
             # what the codecs make of it: the same only if the fill value
             # comes back unchanged through them.
             why = await self._fill_round_trips(spec)
@@ -998,26 +1016,89 @@ def _basic_regions(
     return view, regions
 
 
+@dataclass
+class _Update:
+    """A box of a stored shard to write: the box's values, where it starts
+    in the shard, and the shard's stored bytes (`None`: not stored)."""
+
+    value: np.ndarray[Any, Any]
+    at: tuple[int, ...]
+    stored: bytes | None
+
+
+def _chunk_value(
+    source: np.ndarray[Any, Any], out_selection: Any, drop_axes: tuple[int, ...], ndim: int
+) -> Any:
+    """The part of the value written to one chunk, with the chunk's axes."""
+    if source.ndim == 0:
+        return source
+    value = source[out_selection]
+    if drop_axes:
+        value = value[tuple(None if d in drop_axes else slice(None) for d in range(ndim))]
+    return value
+
+
+async def _updates(
+    native: _Native,
+    batch: list[BatchInfo],
+    source: np.ndarray[Any, Any],
+    drop_axes: tuple[int, ...],
+) -> dict[int, _Update]:
+    """The chunks of the batch written as updates of a stored shard: a box
+    (slices of step 1, integers) of a shard the write does not cover whole,
+    of a sharded chain with no shards within its shards, without
+    `write_empty_chunks` and of a real type (complex zeros of both signs
+    count as fill values in zarr, which Rust's test does not follow)."""
+    if (
+        native.inner is None
+        or native.finest != native.inner
+        or native.dtype.kind == "c"
+        or not batch
+        or batch[0][1].config.write_empty_chunks
+    ):
+        return {}
+    shape = tuple(batch[0][1].shape)
+    limit = asyncio.Semaphore(_concurrency())
+
+    async def update(i: int) -> _Update | None:
+        byte_setter, spec, chunk_selection, out_selection, _ = batch[i]
+        if not _basic(chunk_selection) or _whole(chunk_selection, shape):
+            return None
+        ranges = _ranges(chunk_selection, shape)
+        if ranges is None:
+            return None
+        box = tuple(stop - start for start, stop in ranges)
+        value = _chunk_value(source, out_selection, drop_axes, len(shape))
+        value = np.broadcast_to(np.asarray(value, dtype=native.dtype), box)
+        async with limit:
+            buffer = await byte_setter.get(prototype=spec.prototype)
+        stored = None if buffer is None else buffer.to_bytes()
+        return _Update(value, tuple(start for start, _ in ranges), stored)
+
+    found = await asyncio.gather(*(update(i) for i in range(len(batch))))
+    return {i: u for i, u in enumerate(found) if u is not None}
+
+
 async def _merged(
     native: _Native,
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-) -> list[np.ndarray[Any, Any]]:
+) -> list[np.ndarray[Any, Any] | _Update]:
     """Each chunk of a write, `source` merged into what is stored (read,
-    modify, write for a partial chunk), as zarr's pipeline merges it."""
+    modify, write for a partial chunk), as zarr's pipeline merges it; a
+    shard of which a box is written, an `_Update` instead (Rust encodes the
+    inner chunks the box touches again and keeps the others' bytes)."""
     shape = tuple(batch[0][1].shape)
-    decoded = await _stored_chunks(native, batch, coords, shape)
-    chunks: list[np.ndarray[Any, Any]] = []
+    updates = await _updates(native, batch, source, drop_axes)
+    decoded = await _stored_chunks(native, batch, coords, shape, skip=updates.keys())
+    chunks: list[np.ndarray[Any, Any] | _Update] = []
     for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
-        if source.ndim == 0:
-            chunk_value: Any = source
-        else:
-            chunk_value = source[out_selection]
-            if drop_axes:
-                item = tuple(None if d in drop_axes else slice(None) for d in range(len(shape)))
-                chunk_value = chunk_value[item]
+        if i in updates:
+            chunks.append(updates[i])
+            continue
+        chunk_value = _chunk_value(source, out_selection, drop_axes, len(shape))
         if complete and getattr(chunk_value, "shape", None) == shape:
             # The value's own memory (Rust gathers a strided view as it
             # encodes it): no copy here.
@@ -1031,7 +1112,14 @@ async def _merged(
                 chunk = np.full(shape, fill_value_or_default(spec), dtype=native.dtype)
             chunk[chunk_selection] = chunk_value
             own = True
-        if native.finest is not None and not spec.config.write_empty_chunks:
+        if (
+            native.finest is not None
+            and not spec.config.write_empty_chunks
+            # Rust counts a shard's inner chunks of NaNs as zarr does; not
+            # those of shards within shards (zarrs' codec encodes them), nor
+            # complex zeros of either sign.
+            and (native.finest != native.inner or native.dtype.kind == "c")
+        ):
             chunk = _canonical_fill(chunk, native.finest, fill_value_or_default(spec), own=own)
         chunks.append(chunk)
     return chunks
@@ -1077,14 +1165,19 @@ async def _stored_chunks(
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     shape: tuple[int, ...],
+    skip: Iterable[int] = (),
 ) -> dict[int, np.ndarray[Any, Any]]:
     """The stored chunks a write only partly covers, decoded whole (an edge
     chunk's part outside the array too, which zarr keeps as stored), by
     their index in the batch; a chunk not stored is not here."""
     limit = asyncio.Semaphore(_concurrency())
 
+    skipped = set(skip)
+
     async def existing(i: int) -> bytes | None:
         byte_setter, spec, chunk_selection, _, complete = batch[i]
+        if i in skipped:
+            return None
         if complete and (native.finest is None or _whole(chunk_selection, shape)):
             # zarr does not read a chunk the write covers (an edge chunk's
             # part outside the array then holds the fill value); its
@@ -1110,7 +1203,7 @@ async def _encode(
     native: _Native,
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
-    chunks: list[np.ndarray[Any, Any]],
+    chunks: list[np.ndarray[Any, Any] | _Update],
     threads: int,
 ) -> list[np.ndarray[Any, Any] | None]:
     """Each chunk encoded in Rust, the chunks in parallel on `threads`
@@ -1123,14 +1216,33 @@ async def _encode(
     array = native.array(None)
 
     def encode_all() -> list[np.ndarray[Any, Any] | None]:
+        # Rust leaves out chunks (and a shard's inner chunks) of fill values
+        # as `chunk_is_empty` counts them, but for complex zeros of either
+        # sign: numpy's pass over each chunk is needed for those alone.
+        complex_ = native.dtype.kind == "c"
+        result: list[np.ndarray[Any, Any] | None] = [None] * len(batch)
+        updates = [(i, u) for i, u in enumerate(chunks) if isinstance(u, _Update)]
+        if updates:
+            done = array.update_chunks(
+                [(list(coords[i]), u.value, u.stored, list(u.at)) for i, u in updates],
+                threads,
+                native.subchunk_order,
+            )
+            for (i, _), out in zip(updates, done, strict=True):
+                result[i] = out
         kept = [
             i
             for i, ((_, spec, *_), chunk) in enumerate(zip(batch, chunks, strict=True))
-            if not chunk_is_empty(cpu.NDBuffer.from_numpy_array(chunk), spec)
+            if isinstance(chunk, np.ndarray)
+            and (not complex_ or not chunk_is_empty(cpu.NDBuffer.from_numpy_array(chunk), spec))
         ]
-        result: list[np.ndarray[Any, Any] | None] = [None] * len(batch)
         if kept:
-            done = array.encode_chunks([(list(coords[i]), chunks[i]) for i in kept], threads)
+            done = array.encode_chunks(
+                [(list(coords[i]), chunks[i]) for i in kept],
+                threads,
+                native.subchunk_order,
+                bool(batch[0][1].config.write_empty_chunks),
+            )
             for i, out in zip(kept, done, strict=True):
                 result[i] = out
         return result

@@ -1,99 +1,87 @@
-//! The chunks of a write, encoded together: each chunk as zarr hands it
-//! (often a strided view of the value being written), gathered into
-//! contiguous memory on the worker that encodes it, so that no copy of a
-//! whole batch is made and the gathers run in parallel too.
+//! The chunks of a write, encoded together by the crate's
+//! [`ChunkEncoder`]: each chunk read where zarr hands it (often a strided
+//! view of the value being written), each inner chunk of a shard gathered
+//! on the worker that encodes it, so that no copy of a chunk or shard is
+//! made first and the gathers run in parallel too.
 
-use std::borrow::Cow;
 use std::num::NonZeroU64;
 
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use zarrs::array::codec::api::ArrayToBytesCodecTraits;
-use zarrs::array::{Array, ArrayBytes, CodecOptions};
+use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions};
 use zarrs::storage::ReadableStorageTraits;
 use zarrs_extension_codecs::error_chain;
+use zarrs_extension_codecs::write::{ChunkEncoder, Strided};
 
-/// A chunk's memory as numpy has it: where, its shape and its strides in
-/// bytes (any sign), read on a worker thread without the GIL.
-pub struct Strided {
-    data: *const u8,
-    shape: Vec<usize>,
+/// A chunk's memory as numpy has it: the span of bytes its elements lie
+/// in, where its first element is in that span, its shape and its strides
+/// in bytes (any sign), read on a worker thread without the GIL.
+pub struct Memory {
+    span: *const u8,
+    len: usize,
+    origin: usize,
+    shape: Vec<u64>,
     strides: Vec<isize>,
     item: usize,
-    contiguous: bool,
 }
 
-// SAFETY: `Strided` only reads the memory of a numpy array that the caller
+// SAFETY: `Memory` only reads the memory of a numpy array that the caller
 // keeps alive (a reference is held for the whole call), as zarr's own
 // pipeline reads the value being written from its thread pool.
-unsafe impl Send for Strided {}
+unsafe impl Send for Memory {}
 // SAFETY: as above: the memory is only read.
-unsafe impl Sync for Strided {}
+unsafe impl Sync for Memory {}
 
-impl Strided {
+impl Memory {
     /// The memory of `array`, whose element size is `item` bytes.
     pub fn of(array: &Bound<'_, PyUntypedArray>, item: usize) -> Self {
         // SAFETY: a numpy array object; its `data` points at its first element.
         let data = unsafe { (*array.as_array_ptr()).fields.data }.cast::<u8>();
-        Self {
-            data: data.cast_const(),
-            shape: array.shape().to_vec(),
-            strides: array.strides().to_vec(),
-            item,
-            contiguous: array.is_c_contiguous(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.shape.iter().product::<usize>() * self.item
-    }
-
-    /// The elements in C order: the memory itself for a C-contiguous
-    /// array, else a gathered copy.
-    pub fn bytes(&self) -> Cow<'_, [u8]> {
-        if self.contiguous || self.len() == 0 {
-            // SAFETY: C-contiguous: `len` bytes from `data`, kept alive by
-            // the caller.
-            return Cow::Borrowed(unsafe { std::slice::from_raw_parts(self.data, self.len()) });
-        }
-        let mut out = Vec::with_capacity(self.len());
-        let ndim = self.shape.len();
-        let (last_n, last_stride) = (self.shape[ndim - 1], self.strides[ndim - 1]);
-        let run = last_stride == self.item as isize;
-        let mut index = vec![0usize; ndim - 1];
-        loop {
-            let base: isize = index
-                .iter()
-                .zip(&self.strides)
-                .map(|(&i, &s)| i as isize * s)
-                .sum();
-            // SAFETY: every offset is that of an element of the array.
-            unsafe {
-                let row = self.data.offset(base);
-                if run {
-                    out.extend_from_slice(std::slice::from_raw_parts(row, last_n * self.item));
+        let shape: Vec<u64> = array.shape().iter().map(|&n| n as u64).collect();
+        let strides = array.strides().to_vec();
+        // The lowest and highest byte offsets of an element from the first.
+        let (mut low, mut high) = (0isize, 0isize);
+        if !shape.contains(&0) {
+            for (&n, &s) in shape.iter().zip(&strides) {
+                let reach = s * (n as isize - 1);
+                if reach < 0 {
+                    low += reach;
                 } else {
-                    for j in 0..last_n {
-                        let at = row.offset(j as isize * last_stride);
-                        out.extend_from_slice(std::slice::from_raw_parts(at, self.item));
-                    }
+                    high += reach;
                 }
-            }
-            // The next index of the outer dimensions, in C order.
-            let mut d = ndim - 1;
-            loop {
-                if d == 0 {
-                    return Cow::Owned(out);
-                }
-                d -= 1;
-                index[d] += 1;
-                if index[d] < self.shape[d] {
-                    break;
-                }
-                index[d] = 0;
             }
         }
+        let len = if shape.contains(&0) {
+            0
+        } else {
+            (high - low) as usize + item
+        };
+        Self {
+            // The span starts at the lowest element, `-low` bytes before the
+            // first: inside the array's memory.
+            span: data.cast_const().wrapping_offset(low),
+            len,
+            origin: low.unsigned_abs(),
+            shape,
+            strides,
+            item,
+        }
+    }
+
+    /// The elements as the crate's checked view.
+    fn view(&self) -> Result<Strided<'_>, String> {
+        let span: &[u8] = if self.len == 0 {
+            &[]
+        } else {
+            // SAFETY: every element of the numpy array lies in these `len`
+            // bytes from the lowest one (computed from its shape and
+            // strides), which the caller keeps alive and nobody writes
+            // during the call.
+            unsafe { std::slice::from_raw_parts(self.span, self.len) }
+        };
+        Strided::new(span, self.origin, &self.shape, &self.strides, self.item)
     }
 }
 
@@ -101,31 +89,88 @@ impl Strided {
 pub struct Job {
     pub key: String,
     pub shape: Vec<NonZeroU64>,
-    pub source: Strided,
+    pub source: Memory,
+}
+
+/// Who encodes a write's chunks.
+pub enum Encoder<'a> {
+    /// The crate's encoder (shards laid out as zarr-python lays them out).
+    Crate(Box<ChunkEncoder>),
+    /// The array's codecs in zarrs, each chunk gathered first: for shards
+    /// written with `write_empty_chunks`, whose inner chunks zarr keeps
+    /// where the write touched them (and only there), which the crate's
+    /// encoder does not follow.
+    Zarrs(&'a Array<dyn ReadableStorageTraits>),
 }
 
 /// Encode every job on the current rayon pool, each chunk by one task
-/// (its codecs' own parallel loops, sharding's inner chunks, on the same
-/// pool within `options`' target).
+/// (the inner chunks of a shard as tasks of their own on the same pool):
+/// the bytes to store, or `None` where nothing is to be stored.
 pub fn encode_all(
-    array: &Array<dyn ReadableStorageTraits>,
+    encoder: &Encoder<'_>,
     jobs: &[Job],
     options: &CodecOptions,
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<Vec<Option<Vec<u8>>>, String> {
     jobs.par_iter()
         .map(|job| {
-            let bytes = job.source.bytes();
-            array
-                .codecs()
-                .encode(
-                    ArrayBytes::new_flen(bytes),
-                    &job.shape,
-                    array.data_type(),
-                    array.fill_value(),
+            let view = job
+                .source
+                .view()
+                .map_err(|why| format!("chunk {}: {why}", job.key))?;
+            match encoder {
+                Encoder::Crate(encoder) => encoder
+                    .encode(&job.key, &job.shape, &view, options)
+                    .map_err(|e: ArrayError| e.to_string()),
+                Encoder::Zarrs(array) => array
+                    .codecs()
+                    .encode(
+                        ArrayBytes::new_flen(view.to_c_order()),
+                        &job.shape,
+                        array.data_type(),
+                        array.fill_value(),
+                        options,
+                    )
+                    .map(|bytes| Some(bytes.into_owned()))
+                    .map_err(|e| format!("chunk {}: {}", job.key, error_chain(&e))),
+            }
+        })
+        .collect()
+}
+
+/// One chunk of which a box is written: its key, shape, stored bytes (if
+/// any), where the box starts in it and the box's new elements.
+pub struct Update<'a> {
+    pub key: String,
+    pub shape: Vec<NonZeroU64>,
+    pub stored: Option<&'a [u8]>,
+    pub at: Vec<u64>,
+    pub source: Memory,
+}
+
+/// [`ChunkEncoder::encode_update`] of every update, in parallel on the
+/// current rayon pool.
+pub fn update_all(
+    encoder: &ChunkEncoder,
+    updates: &[Update<'_>],
+    options: &CodecOptions,
+) -> Result<Vec<Option<Vec<u8>>>, String> {
+    updates
+        .par_iter()
+        .map(|update| {
+            let view = update
+                .source
+                .view()
+                .map_err(|why| format!("chunk {}: {why}", update.key))?;
+            encoder
+                .encode_update(
+                    &update.key,
+                    &update.shape,
+                    update.stored,
+                    &update.at,
+                    &view,
                     options,
                 )
-                .map(Cow::into_owned)
-                .map_err(|e| format!("chunk {}: {}", job.key, error_chain(&e)))
+                .map_err(|e: ArrayError| e.to_string())
         })
         .collect()
 }

@@ -44,6 +44,7 @@ use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
 use zarrs_extension_codecs::remote::RemoteStore;
+use zarrs_extension_codecs::write::{ChunkEncoder, InnerOrder};
 use zarrs_extension_codecs::{
     ArrayReadExt, WindowAt, error_chain, register_overrides, validate_codecs_for_reading,
 };
@@ -328,22 +329,40 @@ impl ChunkArray {
 
     /// The stored bytes of each of `chunks`, `(coords, chunk)` (a chunk:
     /// the chunk's full shape, the array's element type in native byte
-    /// order, any memory layout), encoded by the array's codecs with the
-    /// GIL released, the chunks in parallel on `threads` threads; each as a
-    /// `uint8` numpy array that owns zarrs' output (no copy).
+    /// order, any memory layout), encoded by the crate's `ChunkEncoder`
+    /// with the GIL released, the chunks in parallel on `threads` threads;
+    /// each as a `uint8` numpy array that owns the encoder's output (no
+    /// copy), or `None` where nothing is to be stored (a chunk, or every
+    /// inner chunk of a shard, of fill values, unless
+    /// `write_empty_chunks`).
     ///
-    /// A chunk that is not C-contiguous is gathered into contiguous memory
-    /// by the thread that encodes it (no copy of the whole batch). Raises
-    /// `ValueError` naming the chunk's key when a shape does not fit or
-    /// zarrs cannot encode a chunk (nothing is returned then).
-    #[pyo3(signature = (chunks, threads=1))]
+    /// Each chunk (each inner chunk of a shard) is gathered from the
+    /// caller's memory by the thread that encodes it (no copy of the whole
+    /// batch); a shard's inner chunks are laid out in `order`, zarr's
+    /// `subchunk_write_order` (`morton`, its default, `lexicographic`,
+    /// `colexicographic`, `unordered`). Raises `ValueError` naming the
+    /// chunk's key when a shape does not fit or a chunk cannot be encoded
+    /// (nothing is returned then).
+    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false))]
     fn encode_chunks<'py>(
         &self,
         py: Python<'py>,
         chunks: Vec<(Vec<u64>, Bound<'py, PyUntypedArray>)>,
         threads: usize,
-    ) -> PyResult<Vec<Bound<'py, PyArray1<u8>>>> {
+        order: &str,
+        write_empty_chunks: bool,
+    ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
         let array = self.array();
+        let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
+        let chunk_encoder = ChunkEncoder::new(&*array)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .with_order(order)
+            .keep_fill_chunks(write_empty_chunks);
+        let encoder = if write_empty_chunks && chunk_encoder.lays_out_shards() {
+            encode::Encoder::Zarrs(&array)
+        } else {
+            encode::Encoder::Crate(Box::new(chunk_encoder))
+        };
         let mut jobs = Vec::with_capacity(chunks.len());
         for (coords, chunk) in &chunks {
             let (key, shape) = self.key_and_shape(&array, coords)?;
@@ -358,7 +377,7 @@ impl ChunkArray {
             jobs.push(encode::Job {
                 key,
                 shape,
-                source: encode::Strided::of(chunk, size),
+                source: encode::Memory::of(chunk, size),
             });
         }
         let threads = threads.max(1);
@@ -369,12 +388,71 @@ impl ChunkArray {
         let pool = threads::pool(threads)?;
         // `chunks` holds every array alive until the call returns.
         let encoded = py
-            .detach(|| pool.install(|| encode::encode_all(&array, &jobs, &options)))
+            .detach(|| pool.install(|| encode::encode_all(&encoder, &jobs, &options)))
             .map_err(PyValueError::new_err)?;
         drop(jobs);
         Ok(encoded
             .into_iter()
-            .map(|bytes| PyArray1::from_vec(py, bytes))
+            .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
+            .collect())
+    }
+
+    /// The stored bytes of each chunk of `updates`, `(coords, value, stored,
+    /// at)`: the chunk at `coords`, whose stored bytes are `stored` (`None`
+    /// when nothing is stored), with the box of `value`'s shape at `at`
+    /// (its first element's place in the chunk) overwritten by `value` (the
+    /// array's element type in native byte order, any memory layout,
+    /// broadcast views included); `None` where nothing is to be stored. Of
+    /// a shard, only the inner chunks the box touches are encoded again
+    /// (those it covers in part decoded first); the others keep their
+    /// stored bytes, laid out in `order` (as `encode_chunks`). With the GIL
+    /// released, the chunks in parallel on `threads` threads. Chunks of
+    /// fill values are left out as without `write_empty_chunks` (the caller
+    /// writes with it through `encode_chunks`).
+    #[pyo3(signature = (updates, threads, order = "morton"))]
+    #[allow(clippy::type_complexity)]
+    fn update_chunks<'py>(
+        &self,
+        py: Python<'py>,
+        updates: Vec<(
+            Vec<u64>,
+            Bound<'py, PyUntypedArray>,
+            Option<Bound<'py, PyBytes>>,
+            Vec<u64>,
+        )>,
+        threads: usize,
+        order: &str,
+    ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+        let array = self.array();
+        let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
+        let encoder = ChunkEncoder::new(&*array)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .with_order(order);
+        let mut jobs = Vec::with_capacity(updates.len());
+        for (coords, value, stored, at) in &updates {
+            let (key, shape) = self.key_and_shape(&array, coords)?;
+            let size = self.element_type(value)?;
+            jobs.push(encode::Update {
+                key,
+                shape,
+                stored: stored.as_ref().map(|b| b.as_bytes()),
+                at: at.clone(),
+                source: encode::Memory::of(value, size),
+            });
+        }
+        let threads = threads.max(1);
+        let options = CodecOptions::default()
+            .with_concurrent_target(threads.div_ceil(jobs.len().max(1)).max(1));
+        let pool = threads::pool(threads)?;
+        // `updates` holds every array and bytes object alive until the
+        // call returns.
+        let encoded = py
+            .detach(|| pool.install(|| encode::update_all(&encoder, &jobs, &options)))
+            .map_err(PyValueError::new_err)?;
+        drop(jobs);
+        Ok(encoded
+            .into_iter()
+            .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
             .collect())
     }
 

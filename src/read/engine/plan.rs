@@ -333,6 +333,16 @@ enum Sharding {
     Unknown,
 }
 
+/// The configuration of `codecs`' `sharding_indexed`, when they end in one
+/// whose configuration the engine reads (for the write path, which asks
+/// the same question).
+pub(crate) fn shard_layout(codecs: &CodecChain) -> Option<ShardLayout> {
+    match sharding(codecs) {
+        Sharding::Yes(layout) => Some(*layout),
+        Sharding::No | Sharding::Unknown => None,
+    }
+}
+
 /// Whether `codecs` end in `sharding_indexed`, and its configuration.
 fn sharding(codecs: &CodecChain) -> Sharding {
     let codec = codecs.array_to_bytes_codec();

@@ -1,0 +1,297 @@
+//! Whole writes from memory into a new directory: [`ArrayWriteExt`] beside
+//! zarrs' own `store_array_subset_opt`, the way a product is written.
+//!
+//! - group `band`: the EOPF-like band of `python/benchmarks/eopf_band.py`
+//!   (4096 x 4096 float64, smooth reflectance-like values with 2 % NaN,
+//!   through `scale_offset(-0.1, 10000)` + `cast_value(uint16)` + blosc
+//!   zstd 3 shuffle, in shards of 2048 x 2048 holding 256 x 256 inner
+//!   chunks);
+//! - group `volume`: the zarr_benchmarks layout of
+//!   `python/benchmarks/bench_peers.py`, scaled down to 256^3 (uint16,
+//!   shards of 128^3 holding 64^3 inner chunks, bytes + zstd level 0).
+//!
+//! - group `band_tiles`: 64 inner chunks (256 x 256) of the band written
+//!   one after the other into the band once written whole (a tile writer:
+//!   each window covers one inner chunk of a stored shard; the whole write
+//!   is not timed).
+//!
+//! Rows: `zarrs` (zarrs' write) and `ext` (`store_window_bytes_opt`), each
+//! on one thread (`/1`: a one-thread rayon pool) and on all (`/all`). Every
+//! iteration creates the array in a new directory (creation included, as
+//! zarr-python's benchmark does; no fsync) and removes it afterwards,
+//! outside the timing.
+//!
+//! ```sh
+//! cargo bench --bench write
+//! ```
+
+mod common;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use zarrs::array::{Array, ArrayBytes, ArraySubset, CodecOptions};
+use zarrs::filesystem::FilesystemStore;
+use zarrs_extension_codecs::{ArrayWriteExt, register_overrides};
+
+use common::Rng;
+
+const BAND: u64 = 4096;
+const VOLUME: u64 = 256;
+
+fn band_metadata() -> serde_json::Value {
+    serde_json::json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [BAND, BAND],
+        "data_type": "float64",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2048, 2048]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": "NaN",
+        "codecs": [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [256, 256],
+            "codecs": [
+                {"name": "scale_offset", "configuration": {"scale": 10000, "offset": -0.1}},
+                {"name": "cast_value", "configuration": {
+                    "data_type": "uint16", "rounding": "nearest-even", "out_of_range": "clamp",
+                    "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}},
+                {"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "blosc", "configuration": {
+                    "cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}
+            ],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"
+        }}],
+        "attributes": {}
+    })
+}
+
+fn volume_metadata() -> serde_json::Value {
+    serde_json::json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [VOLUME, VOLUME, VOLUME],
+        "data_type": "uint16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [128, 128, 128]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0,
+        "codecs": [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [64, 64, 64],
+            "codecs": [
+                {"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "zstd", "configuration": {"level": 0, "checksum": false}}
+            ],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"
+        }}],
+        "attributes": {}
+    })
+}
+
+/// Reflectance-like band values: smooth, quantised to 1e-4, 2 % NaN.
+#[allow(clippy::cast_precision_loss)]
+fn band_values() -> Vec<u8> {
+    let mut rng = Rng(0xBA4D);
+    let mut out = Vec::with_capacity((BAND * BAND * 8) as usize);
+    for y in 0..BAND {
+        for x in 0..BAND {
+            let smooth = 0.3 + 0.2 * (x as f64 / 97.0).sin() * (y as f64 / 61.0).cos();
+            let value = if rng.unit() < 0.02 {
+                f64::NAN
+            } else {
+                ((smooth + 0.01 * (rng.unit() - 0.5)) * 1e4).round() / 1e4 - 0.1
+            };
+            out.extend_from_slice(&value.to_ne_bytes());
+        }
+    }
+    out
+}
+
+/// Volume values: a smooth function of the position plus small noise.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn volume_values() -> Vec<u8> {
+    let mut rng = Rng(0x701);
+    let mut out = Vec::with_capacity((VOLUME.pow(3) * 2) as usize);
+    for z in 0..VOLUME {
+        for y in 0..VOLUME {
+            for x in 0..VOLUME {
+                #[allow(clippy::cast_precision_loss)]
+                let smooth = 30000.0
+                    + 1000.0 * (x as f64 / 100.0).sin() * (y as f64 / 70.0).cos()
+                    + 750.0 * (z as f64 / 100.0 + x as f64 / 200.0).sin();
+                let value = (smooth + 4.0 * (rng.unit() - 0.5)).round() as u16;
+                out.extend_from_slice(&value.to_ne_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// A new array with `metadata` in a new directory under `root`.
+fn create(root: &Path, n: usize, metadata: &serde_json::Value) -> Array<FilesystemStore> {
+    let dir = root.join(format!("{n}.zarr"));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("zarr.json"),
+        serde_json::to_vec(metadata).expect("json"),
+    )
+    .expect("zarr.json");
+    let store = Arc::new(FilesystemStore::new(&dir).expect("store"));
+    Array::open(store, "/").expect("open")
+}
+
+/// 64 inner-chunk windows of the band at deterministic places, and the
+/// values written into each (the first inner chunk's, halved).
+fn band_tiles(values: &[u8]) -> (Vec<ArraySubset>, Vec<u8>) {
+    let mut rng = Rng(0x711E);
+    let grid = BAND / 256;
+    let windows = (0..64)
+        .map(|_| {
+            let (y, x) = (rng.next_u64() % grid * 256, rng.next_u64() % grid * 256);
+            ArraySubset::new_with_ranges(&[y..y + 256, x..x + 256])
+        })
+        .collect();
+    let mut tile = Vec::with_capacity(256 * 256 * 8);
+    for row in 0..256usize {
+        let at = row * BAND as usize * 8;
+        for v in values[at..at + 256 * 8].chunks_exact(8) {
+            let v = f64::from_ne_bytes(v.try_into().expect("8 bytes")) * 0.5;
+            tile.extend_from_slice(&v.to_ne_bytes());
+        }
+    }
+    (windows, tile)
+}
+
+fn bench_tiles(c: &mut Criterion, values: &[u8]) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let (windows, tile) = band_tiles(values);
+    let metadata = band_metadata();
+    let mut group = c.benchmark_group("band_tiles");
+    let mut n = 0usize;
+    for (label, options, pool) in [
+        (
+            "1",
+            CodecOptions::default().with_concurrent_target(1),
+            Some(&one),
+        ),
+        ("all", CodecOptions::default(), None),
+    ] {
+        for writer in ["zarrs", "ext"] {
+            group.bench_function(format!("{writer}/{label}"), |b| {
+                b.iter_custom(|iterations| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iterations {
+                        n += 1;
+                        let array = create(root.path(), n, &metadata);
+                        let all = array.subset_all();
+                        array
+                            .store_window_bytes_opt(&all, values, &options)
+                            .expect("whole write");
+                        let write = || {
+                            let start = Instant::now();
+                            for window in &windows {
+                                if writer == "zarrs" {
+                                    array
+                                        .store_array_subset_opt(
+                                            window,
+                                            ArrayBytes::new_flen(&tile),
+                                            &options,
+                                        )
+                                        .expect("zarrs write");
+                                } else {
+                                    array
+                                        .store_window_bytes_opt(window, &tile, &options)
+                                        .expect("ext write");
+                                }
+                            }
+                            start.elapsed()
+                        };
+                        total += match pool {
+                            Some(pool) => pool.install(write),
+                            None => write(),
+                        };
+                        std::fs::remove_dir_all(root.path().join(format!("{n}.zarr")))
+                            .expect("remove");
+                    }
+                    total
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+fn bench_layout(c: &mut Criterion, name: &str, metadata: &serde_json::Value, values: &[u8]) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let mut group = c.benchmark_group(name);
+    group.throughput(criterion::Throughput::Bytes(values.len() as u64));
+    let mut n = 0usize;
+    for (label, options, pool) in [
+        (
+            "1",
+            CodecOptions::default().with_concurrent_target(1),
+            Some(&one),
+        ),
+        ("all", CodecOptions::default(), None),
+    ] {
+        for writer in ["zarrs", "ext"] {
+            group.bench_function(format!("{writer}/{label}"), |b| {
+                b.iter_custom(|iterations| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iterations {
+                        n += 1;
+                        let write = || {
+                            let start = Instant::now();
+                            let array = create(root.path(), n, metadata);
+                            let all = array.subset_all();
+                            if writer == "zarrs" {
+                                array
+                                    .store_array_subset_opt(
+                                        &all,
+                                        ArrayBytes::new_flen(values),
+                                        &options,
+                                    )
+                                    .expect("zarrs write");
+                            } else {
+                                array
+                                    .store_window_bytes_opt(&all, values, &options)
+                                    .expect("ext write");
+                            }
+                            black_box(&array);
+                            start.elapsed()
+                        };
+                        total += match pool {
+                            Some(pool) => pool.install(write),
+                            None => write(),
+                        };
+                        std::fs::remove_dir_all(root.path().join(format!("{n}.zarr")))
+                            .expect("remove");
+                    }
+                    total
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+fn main() {
+    register_overrides();
+    let mut c = common::config(Duration::from_secs(6)).sample_size(10);
+    let band = band_values();
+    bench_layout(&mut c, "band", &band_metadata(), &band);
+    bench_tiles(&mut c, &band);
+    bench_layout(&mut c, "volume", &volume_metadata(), &volume_values());
+    c.final_summary();
+}

@@ -1,0 +1,640 @@
+//! One chunk or shard encoded from the caller's memory.
+//!
+//! zarrs' `ShardingCodec` encodes a shard from one contiguous copy of it
+//! (the caller's window gathered first, a shard-sized buffer), copies each
+//! inner chunk out of that copy again, and lays the inner chunks out in C
+//! order. [`ChunkEncoder`] gathers each inner chunk straight from the
+//! caller's memory into a buffer of its own on the worker that encodes it,
+//! encodes the inner chunks in parallel with the inner codecs (the same
+//! codecs zarrs runs, so the same bytes per inner chunk), and lays them out
+//! in the order asked for: zarr-python's Morton order by default, so that a
+//! shard whose codecs do not compress is byte for byte zarr-python's.
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use zarrs::array::codec::CodecChain;
+use zarrs::array::codec::api::{
+    ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, BytesRepresentation, CodecError,
+};
+use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions, DataType, FillValue, data_type};
+use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
+
+use super::order::{InnerOrder, coordinates};
+use super::strided::Strided;
+use crate::error_chain;
+use crate::numeric::NumericType;
+use crate::read::engine::plan::{inner_chunks_per_shard, shard_layout};
+
+/// The shard half of a [`ChunkEncoder`].
+struct Shards {
+    /// The array -> array codecs in front of `sharding_indexed`, run on the
+    /// whole shard first.
+    before: Vec<Arc<dyn ArrayToArrayCodecTraits>>,
+    /// The data type and fill value `sharding_indexed` sees (after
+    /// `before`), and the element size.
+    data_type: DataType,
+    fill_value: FillValue,
+    item: usize,
+    nan_fill: Option<NumericType>,
+    inner_codecs: Arc<CodecChain>,
+    subchunk_shape: Vec<NonZeroU64>,
+    index_codecs: Arc<CodecChain>,
+    index_location: ShardingIndexLocation,
+}
+
+/// Encodes the chunks (or shards) of one array from strided memory; built
+/// once per array.
+///
+/// Chunks whose elements all are the fill value are not stored (`None`),
+/// nor are such inner chunks of a shard, and a shard whose inner chunks
+/// all are is not stored either, as zarr-python does unless its
+/// `write_empty_chunks` is set ([`keep_fill_chunks`](Self::keep_fill_chunks)).
+pub struct ChunkEncoder {
+    codecs: Arc<CodecChain>,
+    data_type: DataType,
+    fill_value: FillValue,
+    item: usize,
+    nan_fill: Option<NumericType>,
+    shards: Option<Shards>,
+    order: InnerOrder,
+    keep_fill: bool,
+}
+
+impl ChunkEncoder {
+    /// The encoder of `array`'s chunks. An array whose only codec is
+    /// `sharding_indexed` is encoded shard by shard here; other chains
+    /// (nested sharding within a shard included) by their codecs.
+    ///
+    /// # Errors
+    /// For a data type without a fixed size.
+    pub fn new<S: ?Sized>(array: &Array<S>) -> Result<Self, ArrayError> {
+        let item = array.data_type().fixed_size().ok_or_else(|| {
+            ArrayError::Other(format!(
+                "array {}: data type {} has no fixed size: not written by the crate's encoder",
+                array.path(),
+                array.data_type()
+            ))
+        })?;
+        let codecs = array.codecs();
+        let mut shards = None;
+        if let Some(layout) = shard_layout(&codecs)
+            && codecs.bytes_to_bytes_codecs().is_empty()
+        {
+            let before = codecs.array_to_array_codecs().to_vec();
+            let (mut data_type, mut fill_value) =
+                (array.data_type().clone(), array.fill_value().clone());
+            for codec in &before {
+                let next = codec.encoded_data_type(&data_type)?;
+                fill_value = codec.encoded_fill_value(&data_type, &fill_value)?;
+                data_type = next;
+            }
+            if let Some(item) = data_type.fixed_size() {
+                shards = Some(Shards {
+                    before,
+                    nan_fill: nan_fill(&data_type, &fill_value),
+                    data_type,
+                    fill_value,
+                    item,
+                    inner_codecs: layout.inner_codecs,
+                    subchunk_shape: layout.subchunk_shape,
+                    index_codecs: layout.index_codecs,
+                    index_location: layout.index_location,
+                });
+            }
+        }
+        Ok(Self {
+            codecs,
+            data_type: array.data_type().clone(),
+            fill_value: array.fill_value().clone(),
+            item,
+            nan_fill: nan_fill(array.data_type(), array.fill_value()),
+            shards,
+            order: InnerOrder::default(),
+            keep_fill: false,
+        })
+    }
+
+    /// Lay out inner chunks in `order` (default: Morton, as zarr-python).
+    #[must_use]
+    pub fn with_order(mut self, order: InnerOrder) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// Store chunks and inner chunks of fill values too (zarr-python's
+    /// `write_empty_chunks`).
+    #[must_use]
+    pub fn keep_fill_chunks(mut self, keep: bool) -> Self {
+        self.keep_fill = keep;
+        self
+    }
+
+    /// The size of an element, in bytes.
+    #[must_use]
+    pub fn item(&self) -> usize {
+        self.item
+    }
+
+    /// Whether shards are laid out here (rather than by zarrs' codecs).
+    #[must_use]
+    pub fn lays_out_shards(&self) -> bool {
+        self.shards.is_some()
+    }
+
+    /// The bytes to store for the chunk `key` of `shape`, whose elements
+    /// are `source` (of that shape), or `None` when nothing is to be stored
+    /// (the key is to be erased). Inner chunks are encoded in parallel on
+    /// the current rayon pool; `options` go to the codecs.
+    ///
+    /// # Errors
+    /// When `source` is not of `shape` or of this array's element size, or
+    /// a codec fails: the message names `key` and the inner chunk.
+    pub fn encode(
+        &self,
+        key: &str,
+        shape: &[NonZeroU64],
+        source: &Strided<'_>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let dims: Vec<u64> = shape.iter().map(|n| n.get()).collect();
+        if source.shape() != dims.as_slice() || source.item() != self.item {
+            return Err(ArrayError::Other(format!(
+                "chunk {key}: elements of shape {:?} and {} bytes, the chunk's are {dims:?} and {}",
+                source.shape(),
+                source.item(),
+                self.item
+            )));
+        }
+        let Some(shards) = &self.shards else {
+            let origin = vec![0u64; dims.len()];
+            return self
+                .encode_one(
+                    &self.codecs,
+                    (&self.data_type, &self.fill_value, self.nan_fill),
+                    shape,
+                    source,
+                    &origin,
+                    &dims,
+                    options,
+                )
+                .map_err(|e| ArrayError::Other(format!("chunk {key}: {}", error_chain(&e))));
+        };
+        if shards.before.is_empty() {
+            return self.encode_shard(key, shards, shape, source, options);
+        }
+        // The codecs in front of the shard run on it whole, as in zarrs.
+        let mut elements = Vec::new();
+        source.gather(&vec![0; dims.len()], &dims, &mut elements);
+        let mut bytes = ArrayBytes::new_flen(Cow::Owned(elements));
+        let (mut shape, mut data_type, mut fill_value) = (
+            shape.to_vec(),
+            self.data_type.clone(),
+            self.fill_value.clone(),
+        );
+        let in_front =
+            |e: CodecError| ArrayError::Other(format!("shard {key}: {}", error_chain(&e)));
+        for codec in &shards.before {
+            bytes = codec
+                .encode(bytes, &shape, &data_type, &fill_value, options)
+                .map_err(in_front)?;
+            let next = codec.encoded_data_type(&data_type).map_err(in_front)?;
+            fill_value = codec
+                .encoded_fill_value(&data_type, &fill_value)
+                .map_err(in_front)?;
+            data_type = next;
+            shape = codec.encoded_shape(&shape).map_err(in_front)?;
+        }
+        let encoded = bytes
+            .into_fixed()
+            .map_err(|e| ArrayError::Other(format!("shard {key}: {e}")))?;
+        let dims: Vec<u64> = shape.iter().map(|n| n.get()).collect();
+        let view = Strided::c_contiguous(&encoded, &dims, shards.item)
+            .map_err(|why| ArrayError::Other(format!("shard {key}: {why}")))?;
+        self.encode_shard(key, shards, &shape, &view, options)
+    }
+
+    /// The shard `key` of `shape` (as `sharding_indexed` sees it) from
+    /// `source`.
+    fn encode_shard(
+        &self,
+        key: &str,
+        shards: &Shards,
+        shape: &[NonZeroU64],
+        source: &Strided<'_>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let grid = inner_chunks_per_shard(shape, &shards.subchunk_shape)
+            .map_err(|why| ArrayError::Other(format!("shard {key}: {why}")))?;
+        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
+        // Inner chunks are the parallel unit: each codec runs on one thread.
+        let one = options.with_concurrent_target(1);
+        let count = grid.iter().product::<u64>() as usize;
+        let encoded: Vec<Option<Vec<u8>>> = (0..count)
+            .into_par_iter()
+            .map(|p| {
+                let at = coordinates(p, &grid);
+                let start: Vec<u64> = at.iter().zip(&inner).map(|(&c, &n)| c * n).collect();
+                self.encode_one(
+                    &shards.inner_codecs,
+                    (&shards.data_type, &shards.fill_value, shards.nan_fill),
+                    &shards.subchunk_shape,
+                    source,
+                    &start,
+                    &inner,
+                    &one,
+                )
+                .map_err(|e| {
+                    ArrayError::Other(format!(
+                        "shard {key}: inner chunk {at:?}: {}",
+                        error_chain(&e)
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        if encoded.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let encoded = encoded.into_iter().map(|c| c.map(Cow::Owned)).collect();
+        self.assemble(key, shards, &grid, encoded, options)
+            .map(Some)
+    }
+
+    /// The bytes to store for the chunk `key` of `shape` whose box of
+    /// `source`'s shape at `at` is overwritten by `source`, the rest kept
+    /// as `stored` (its stored bytes, `None` when nothing is stored: fill
+    /// values); `None` when nothing is to be stored.
+    ///
+    /// Of a shard, only the inner chunks the box touches are encoded again
+    /// (those it covers in part are decoded first); the others keep their
+    /// stored bytes as they are, as zarr-python's sharding codec keeps
+    /// them. A chunk that is not a shard is decoded, merged and encoded
+    /// whole.
+    ///
+    /// # Errors
+    /// When the box does not fit in the chunk, `stored` does not decode
+    /// (its index, or an inner chunk the box covers in part), or a codec
+    /// fails: the message names `key` (and the inner chunk).
+    pub fn encode_update(
+        &self,
+        key: &str,
+        shape: &[NonZeroU64],
+        stored: Option<&[u8]>,
+        at: &[u64],
+        source: &Strided<'_>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let dims: Vec<u64> = shape.iter().map(|n| n.get()).collect();
+        let fits = at.len() == dims.len()
+            && source.shape().len() == dims.len()
+            && at
+                .iter()
+                .zip(source.shape())
+                .zip(&dims)
+                .all(|((&a, &n), &d)| a.checked_add(n).is_some_and(|end| end <= d));
+        if !fits || source.item() != self.item {
+            return Err(ArrayError::Other(format!(
+                "chunk {key}: a box of shape {:?} at {at:?} of {}-byte elements does not fit the chunk's {dims:?} of {}",
+                source.shape(),
+                source.item(),
+                self.item
+            )));
+        }
+        match &self.shards {
+            Some(shards) if shards.before.is_empty() => {
+                self.update_shard(key, shards, shape, stored, at, source, options)
+            }
+            _ => {
+                // The whole chunk: as stored (or fill values), then the box.
+                let mut merged = match stored {
+                    Some(bytes) => self
+                        .codecs
+                        .decode(
+                            Cow::Borrowed(bytes),
+                            shape,
+                            &self.data_type,
+                            &self.fill_value,
+                            options,
+                        )
+                        .map_err(ArrayError::from)
+                        .and_then(|b| Ok(b.into_fixed()?.into_owned()))
+                        .map_err(|e| ArrayError::Other(format!("chunk {key}: {e}")))?,
+                    None => self
+                        .fill_value
+                        .as_ne_bytes()
+                        .repeat(dims.iter().product::<u64>() as usize),
+                };
+                let zero = vec![0u64; dims.len()];
+                source.scatter(&zero, source.shape(), &mut merged, &dims, at);
+                let view = Strided::c_contiguous(&merged, &dims, self.item)
+                    .map_err(|why| ArrayError::Other(format!("chunk {key}: {why}")))?;
+                self.encode(key, shape, &view, options)
+            }
+        }
+    }
+
+    /// [`encode_update`](Self::encode_update) of a shard: the inner chunks
+    /// the box touches encoded again, the others' stored bytes kept.
+    #[allow(clippy::too_many_arguments)]
+    fn update_shard(
+        &self,
+        key: &str,
+        shards: &Shards,
+        shape: &[NonZeroU64],
+        stored: Option<&[u8]>,
+        at: &[u64],
+        source: &Strided<'_>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let grid = inner_chunks_per_shard(shape, &shards.subchunk_shape)
+            .map_err(|why| ArrayError::Other(format!("shard {key}: {why}")))?;
+        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
+        let count = grid.iter().product::<u64>() as usize;
+        let old = match stored {
+            Some(bytes) => stored_chunks(key, shards, &grid, bytes, options)?,
+            None => vec![None; count],
+        };
+        let end: Vec<u64> = at.iter().zip(source.shape()).map(|(a, n)| a + n).collect();
+        let one = options.with_concurrent_target(1);
+        let codecs = (&shards.data_type, &shards.fill_value, shards.nan_fill);
+        let zero = vec![0u64; inner.len()];
+        let updated: Vec<Option<Cow<'_, [u8]>>> = (0..count)
+            .into_par_iter()
+            .map(|p| {
+                let c = coordinates(p, &grid);
+                let start: Vec<u64> = c.iter().zip(&inner).map(|(&c, &n)| c * n).collect();
+                let stop: Vec<u64> = start.iter().zip(&inner).map(|(s, n)| s + n).collect();
+                let touched = (0..start.len()).all(|d| start[d] < end[d] && at[d] < stop[d]);
+                if !touched {
+                    return Ok(old[p].map(Cow::Borrowed));
+                }
+                let covered = (0..start.len()).all(|d| at[d] <= start[d] && stop[d] <= end[d]);
+                let encoded = if covered {
+                    let relative: Vec<u64> = start.iter().zip(at).map(|(s, a)| s - a).collect();
+                    let view = source.sub(&relative, &inner);
+                    self.encode_one(
+                        &shards.inner_codecs,
+                        codecs,
+                        &shards.subchunk_shape,
+                        &view,
+                        &zero,
+                        &inner,
+                        &one,
+                    )
+                } else {
+                    // Part of the inner chunk: as stored (or fill values),
+                    // then the box's part of it.
+                    let mut merged = match old[p] {
+                        Some(bytes) => shards
+                            .inner_codecs
+                            .decode(
+                                Cow::Borrowed(bytes),
+                                &shards.subchunk_shape,
+                                &shards.data_type,
+                                &shards.fill_value,
+                                &one,
+                            )
+                            .map_err(ArrayError::from)
+                            .and_then(|b| Ok(b.into_fixed()?.into_owned())),
+                        None => Ok(shards
+                            .fill_value
+                            .as_ne_bytes()
+                            .repeat(inner.iter().product::<u64>() as usize)),
+                    }
+                    .map_err(|e| {
+                        ArrayError::Other(format!("shard {key}: inner chunk {c:?}: {e}"))
+                    })?;
+                    let lo: Vec<u64> = (0..start.len()).map(|d| start[d].max(at[d])).collect();
+                    let hi: Vec<u64> = (0..start.len()).map(|d| stop[d].min(end[d])).collect();
+                    let part: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+                    let from: Vec<u64> = lo.iter().zip(at).map(|(l, a)| l - a).collect();
+                    let to: Vec<u64> = lo.iter().zip(&start).map(|(l, s)| l - s).collect();
+                    source.scatter(&from, &part, &mut merged, &inner, &to);
+                    let view =
+                        Strided::c_contiguous(&merged, &inner, shards.item).map_err(|why| {
+                            ArrayError::Other(format!("shard {key}: inner chunk {c:?}: {why}"))
+                        })?;
+                    self.encode_one(
+                        &shards.inner_codecs,
+                        codecs,
+                        &shards.subchunk_shape,
+                        &view,
+                        &zero,
+                        &inner,
+                        &one,
+                    )
+                };
+                encoded.map(|e| e.map(Cow::Owned)).map_err(|e| {
+                    ArrayError::Other(format!(
+                        "shard {key}: inner chunk {c:?}: {}",
+                        error_chain(&e)
+                    ))
+                })
+            })
+            .collect::<Result<_, ArrayError>>()?;
+        if updated.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(key, shards, &grid, updated, options)
+            .map(Some)
+    }
+
+    /// The elements of the box of `shape` at `start` in `source`, through
+    /// `codecs`; `None` for fill values not kept.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_one(
+        &self,
+        codecs: &CodecChain,
+        (data_type, fill_value, nan): (&DataType, &FillValue, Option<NumericType>),
+        shape: &[NonZeroU64],
+        source: &Strided<'_>,
+        start: &[u64],
+        dims: &[u64],
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let mut elements = Vec::new();
+        source.gather(start, dims, &mut elements);
+        let bytes = ArrayBytes::new_flen(Cow::Owned(elements));
+        if !self.keep_fill && is_fill(&bytes, fill_value, nan) {
+            return Ok(None);
+        }
+        let encoded = codecs.encode(bytes, shape, data_type, fill_value, options)?;
+        Ok(Some(encoded.into_owned()))
+    }
+
+    /// The shard: the index (offsets from the shard's first byte, `u64::MAX`
+    /// twice for an inner chunk not stored) and the inner chunks in order.
+    fn assemble(
+        &self,
+        key: &str,
+        shards: &Shards,
+        grid: &[u64],
+        encoded: Vec<Option<Cow<'_, [u8]>>>,
+        options: &CodecOptions,
+    ) -> Result<Vec<u8>, ArrayError> {
+        let index_shape = index_shape(grid);
+        let index_size = index_size(key, shards, &index_shape)?;
+        let uint64 = data_type::uint64();
+        let missing = FillValue::from(u64::MAX);
+        let data: usize = encoded.iter().flatten().map(|c| c.len()).sum();
+        let mut offset = match shards.index_location {
+            ShardingIndexLocation::Start => index_size,
+            ShardingIndexLocation::End => 0,
+        } as u64;
+        let mut index = vec![u64::MAX; encoded.len() * 2];
+        let order = self.order.positions(grid);
+        for &p in &order {
+            if let Some(chunk) = &encoded[p] {
+                index[2 * p] = offset;
+                index[2 * p + 1] = chunk.len() as u64;
+                offset += chunk.len() as u64;
+            }
+        }
+        let index_bytes: Vec<u8> = index.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let index_encoded = shards.index_codecs.encode(
+            ArrayBytes::new_flen(Cow::Owned(index_bytes)),
+            &index_shape,
+            &uint64,
+            &missing,
+            options,
+        )?;
+        if index_encoded.len() != index_size {
+            return Err(ArrayError::Other(format!(
+                "shard {key}: an index of {} bytes, where its codecs said {index_size}",
+                index_encoded.len()
+            )));
+        }
+        let mut shard = Vec::with_capacity(index_size + data);
+        if shards.index_location == ShardingIndexLocation::Start {
+            shard.extend_from_slice(&index_encoded);
+        }
+        for &p in &order {
+            if let Some(chunk) = &encoded[p] {
+                shard.extend_from_slice(chunk);
+            }
+        }
+        if shards.index_location == ShardingIndexLocation::End {
+            shard.extend_from_slice(&index_encoded);
+        }
+        Ok(shard)
+    }
+}
+
+/// The float type of a fill value that is a NaN: zarr-python counts a chunk
+/// of any NaNs as fill values then (`chunk_is_empty`), whatever their bits.
+fn nan_fill(data_type: &DataType, fill_value: &FillValue) -> Option<NumericType> {
+    let kind = NumericType::from_data_type(data_type)?;
+    let bytes = fill_value.as_ne_bytes();
+    matches!(
+        kind,
+        NumericType::Float16 | NumericType::BFloat16 | NumericType::Float32 | NumericType::Float64
+    )
+    .then_some(kind)
+    .filter(|&kind| bytes.len() == kind.size() && is_nan(kind, bytes))
+}
+
+/// Whether the native-endian float `bytes` of type `kind` is a NaN.
+fn is_nan(kind: NumericType, bytes: &[u8]) -> bool {
+    match kind {
+        NumericType::Float16 => u16::from_ne_bytes([bytes[0], bytes[1]]) & 0x7fff > 0x7c00,
+        NumericType::BFloat16 => u16::from_ne_bytes([bytes[0], bytes[1]]) & 0x7fff > 0x7f80,
+        NumericType::Float32 => {
+            f32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]).is_nan()
+        }
+        NumericType::Float64 => {
+            f64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes")).is_nan()
+        }
+        _ => false,
+    }
+}
+
+/// Whether `bytes` are fill values as zarr-python counts them: bit for bit,
+/// or every element a NaN when the fill value is one (`nan`).
+fn is_fill(bytes: &ArrayBytes<'_>, fill_value: &FillValue, nan: Option<NumericType>) -> bool {
+    match (nan, bytes) {
+        (Some(kind), ArrayBytes::Fixed(elements)) => elements
+            .chunks_exact(kind.size())
+            .all(|element| is_nan(kind, element)),
+        _ => bytes.is_fill_value(fill_value),
+    }
+}
+
+/// The shape of the index of a shard of `grid` inner chunks.
+fn index_shape(grid: &[u64]) -> Vec<NonZeroU64> {
+    let mut shape: Vec<NonZeroU64> = grid
+        .iter()
+        .map(|&n| NonZeroU64::new(n).expect("a shard has at least one inner chunk"))
+        .collect();
+    shape.push(NonZeroU64::new(2).expect("2 is not zero"));
+    shape
+}
+
+/// The encoded size of a shard's index, which its codecs must fix.
+fn index_size(key: &str, shards: &Shards, index_shape: &[NonZeroU64]) -> Result<usize, ArrayError> {
+    match shards.index_codecs.encoded_representation(
+        index_shape,
+        &data_type::uint64(),
+        &FillValue::from(u64::MAX),
+    )? {
+        BytesRepresentation::FixedSize(size) => Ok(size as usize),
+        _ => Err(ArrayError::Other(format!(
+            "shard {key}: sharding_indexed index_codecs do not give an index of fixed size"
+        ))),
+    }
+}
+
+/// The encoded bytes of each inner chunk of the stored shard `bytes`
+/// (`None` for one not stored), from its index.
+fn stored_chunks<'b>(
+    key: &str,
+    shards: &Shards,
+    grid: &[u64],
+    bytes: &'b [u8],
+    options: &CodecOptions,
+) -> Result<Vec<Option<&'b [u8]>>, ArrayError> {
+    let index_shape = index_shape(grid);
+    let index_size = index_size(key, shards, &index_shape)?;
+    if bytes.len() < index_size {
+        return Err(ArrayError::Other(format!(
+            "shard {key}: {} bytes stored, fewer than its index's {index_size}",
+            bytes.len()
+        )));
+    }
+    let index_bytes = match shards.index_location {
+        ShardingIndexLocation::Start => &bytes[..index_size],
+        ShardingIndexLocation::End => &bytes[bytes.len() - index_size..],
+    };
+    let decoded = shards
+        .index_codecs
+        .decode(
+            Cow::Borrowed(index_bytes),
+            &index_shape,
+            &data_type::uint64(),
+            &FillValue::from(u64::MAX),
+            options,
+        )
+        .map_err(ArrayError::from)
+        .and_then(|b| Ok(b.into_fixed()?.into_owned()))
+        .map_err(|e| ArrayError::Other(format!("shard {key}: index: {e}")))?;
+    decoded
+        .chunks_exact(16)
+        .enumerate()
+        .map(|(p, entry)| {
+            let offset = u64::from_ne_bytes(entry[..8].try_into().expect("8 bytes"));
+            let size = u64::from_ne_bytes(entry[8..].try_into().expect("8 bytes"));
+            if offset == u64::MAX && size == u64::MAX {
+                return Ok(None);
+            }
+            match offset.checked_add(size).filter(|&e| e <= bytes.len() as u64) {
+                Some(end) => Ok(Some(&bytes[offset as usize..end as usize])),
+                None => Err(ArrayError::Other(format!(
+                    "shard {key}: inner chunk {:?}: index entry offset {offset}, size {size} outside the shard's {} bytes",
+                    coordinates(p, grid),
+                    bytes.len()
+                ))),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,211 @@
+//! Writes from the caller's memory: the write counterpart of
+//! [`ArrayReadExt`](crate::ArrayReadExt).
+//!
+//! zarrs' `store_array_subset` copies each chunk out of the caller's window,
+//! and its `sharding_indexed` encoder copies each inner chunk out of that
+//! copy again before encoding it, and lays the inner chunks out in C order.
+//! [`ArrayWriteExt`] encodes every chunk (or shard) that the window covers
+//! straight from the caller's memory, chunks and the inner chunks of each
+//! shard in parallel on rayon's threads, and stores each with one `set`:
+//!
+//! - a shard's inner chunks are laid out in zarr-python's order (Morton,
+//!   [`InnerOrder`]), so a shard whose codecs do not compress is byte for
+//!   byte the one zarr-python writes, and a compressed one decodes to the
+//!   same values;
+//! - a chunk, or a shard's inner chunk, all of whose elements are the fill
+//!   value is not stored, and a chunk or shard left with nothing stored is
+//!   erased, as zarr-python does by default (`write_empty_chunks` false);
+//! - a chunk the window covers only in part (edge chunks included) keeps
+//!   what it held outside the window: of a shard, the inner chunks the
+//!   window does not touch keep their stored bytes, those it covers are
+//!   encoded from the caller's memory and only those it covers in part are
+//!   decoded and merged (zarr-python's sharding codec does the same); any
+//!   other chunk is decoded, merged and encoded whole.
+//!
+//! Arrays with storage transformers are written by zarrs'
+//! `store_array_subset_opt`. A window outside the array is an error, as for
+//! reads; an error names the chunk (and inner chunk) whose encoding failed.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use zarrs::array::ArraySubset;
+//! use zarrs_extension_codecs::{ArrayWriteExt, open_array};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Arc::new(zarrs::filesystem::FilesystemStore::new("product.zarr")?);
+//! let array = open_array(store, "/reflectance")?;
+//! let tile = vec![0.25f64; 256 * 256];
+//! array.store_window(&ArraySubset::new_with_ranges(&[0..256, 256..512]), &tile)?;
+//! # Ok(()) }
+//! ```
+
+mod encoder;
+mod order;
+mod strided;
+#[cfg(test)]
+mod tests;
+
+pub use encoder::ChunkEncoder;
+pub use order::InnerOrder;
+pub use strided::Strided;
+
+use std::num::NonZeroU64;
+
+use bytemuck::Pod;
+use rayon::prelude::*;
+use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions, Element};
+use zarrs::storage::{ReadableWritableStorageTraits, StorageError};
+
+/// Writes from the caller's memory, for [`Array`] over any readable and
+/// writable store. See the [module documentation](self).
+pub trait ArrayWriteExt {
+    /// Store `elements`, in C order, as the window `window` of the array.
+    ///
+    /// # Errors
+    /// When the window is not inside the array, `elements` does not fit it,
+    /// `T` is not the array's element type, or a chunk cannot be read,
+    /// encoded or stored.
+    fn store_window<T: Element + Pod>(
+        &self,
+        window: &ArraySubset,
+        elements: &[T],
+    ) -> Result<(), ArrayError>;
+
+    /// [`store_window`](Self::store_window) of elements given as their
+    /// native-endian bytes, with `options` for the codecs.
+    ///
+    /// # Errors
+    /// As [`store_window`](Self::store_window).
+    fn store_window_bytes_opt(
+        &self,
+        window: &ArraySubset,
+        bytes: &[u8],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError>;
+}
+
+impl<S: ?Sized + ReadableWritableStorageTraits + 'static> ArrayWriteExt for Array<S> {
+    fn store_window<T: Element + Pod>(
+        &self,
+        window: &ArraySubset,
+        elements: &[T],
+    ) -> Result<(), ArrayError> {
+        T::validate_data_type(self.data_type())?;
+        self.store_window_bytes_opt(
+            window,
+            bytemuck::cast_slice(elements),
+            &CodecOptions::default(),
+        )
+    }
+
+    fn store_window_bytes_opt(
+        &self,
+        window: &ArraySubset,
+        bytes: &[u8],
+        options: &CodecOptions,
+    ) -> Result<(), ArrayError> {
+        if window.dimensionality() != self.dimensionality() || !window.inbounds_shape(self.shape())
+        {
+            return Err(ArrayError::InvalidArraySubset(
+                window.clone(),
+                self.shape().to_vec(),
+            ));
+        }
+        if has_storage_transformers(self) {
+            return self.store_array_subset_opt(window, ArrayBytes::new_flen(bytes), options);
+        }
+        let encoder = ChunkEncoder::new(self)?;
+        let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
+            .map_err(|why| ArrayError::Other(format!("array {}: {why}", self.path())))?;
+        let Some(chunks) = self.chunks_in_array_subset(window)? else {
+            return Err(ArrayError::Other(format!(
+                "array {}: the chunks of window {window:?} are not known",
+                self.path()
+            )));
+        };
+        let chunks: Vec<Vec<u64>> = chunks.indices().into_iter().map(|c| c.to_vec()).collect();
+        chunks
+            .par_iter()
+            .try_for_each(|indices| store_one(self, &encoder, window, &source, indices, options))
+    }
+}
+
+/// Whether `array` has storage transformers (the crate does not apply
+/// them: zarrs writes such arrays).
+fn has_storage_transformers<S: ?Sized>(array: &Array<S>) -> bool {
+    match array.metadata() {
+        zarrs::metadata::ArrayMetadata::V3(m) => !m.storage_transformers.is_empty(),
+        zarrs::metadata::ArrayMetadata::V2(_) => false,
+    }
+}
+
+/// Encode and store (or erase) the chunk of `array` at `indices`, from the
+/// window alone when it covers the chunk, else merged with what is stored.
+fn store_one<S: ?Sized + ReadableWritableStorageTraits + 'static>(
+    array: &Array<S>,
+    encoder: &ChunkEncoder,
+    window: &ArraySubset,
+    source: &Strided<'_>,
+    indices: &[u64],
+    options: &CodecOptions,
+) -> Result<(), ArrayError> {
+    let key = array.chunk_key(indices);
+    let chunk = array.chunk_subset(indices)?;
+    let shape: Vec<NonZeroU64> = chunk
+        .shape()
+        .iter()
+        .map(|&n| NonZeroU64::new(n).expect("a chunk has no empty dimension"))
+        .collect();
+    let covered = chunk
+        .start()
+        .iter()
+        .zip(window.start())
+        .all(|(c, w)| c >= w)
+        && chunk
+            .end_exc()
+            .iter()
+            .zip(window.end_exc())
+            .all(|(c, w)| c <= &w);
+    let relative: Vec<u64> = chunk
+        .start()
+        .iter()
+        .zip(window.start())
+        .map(|(c, w)| c.saturating_sub(*w))
+        .collect();
+    let encoded = if covered {
+        let view = source.sub(&relative, chunk.shape());
+        encoder.encode(key.as_str(), &shape, &view, options)?
+    } else {
+        // Only the window's part of the chunk is new: the rest is kept as
+        // stored (of a shard, the inner chunks the window does not touch
+        // keep their stored bytes).
+        let part = chunk.overlap(window)?;
+        let from: Vec<u64> = part
+            .start()
+            .iter()
+            .zip(window.start())
+            .map(|(p, w)| p - w)
+            .collect();
+        let at: Vec<u64> = part
+            .start()
+            .iter()
+            .zip(chunk.start())
+            .map(|(p, c)| p - c)
+            .collect();
+        let stored = array.storage().get(&key)?;
+        encoder.encode_update(
+            key.as_str(),
+            &shape,
+            stored.as_deref(),
+            &at,
+            &source.sub(&from, part.shape()),
+            options,
+        )?
+    };
+    let store = array.storage();
+    match encoded {
+        Some(bytes) => store.set(&key, bytes.into()),
+        None => store.erase(&key),
+    }
+    .map_err(|e: StorageError| ArrayError::StorageError(e))
+}

@@ -90,6 +90,12 @@ fn shards_corpus() {
         refused > 0,
         "no shards input was refused: the index checks are not reached"
     );
+    let load = |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        load(&fuzz_harness::shards::WRITES_REFUSED) > 0
+            && load(&fuzz_harness::shards::WRITES_DONE) > 0,
+        "shards: no write into the spoiled store was refused, or none was done"
+    );
     #[cfg(feature = "async")]
     assert!(
         fuzz_harness::shards::ASYNC_READS.load(std::sync::atomic::Ordering::Relaxed) > 0,

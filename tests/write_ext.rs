@@ -19,6 +19,7 @@ use common::{chunk_files, fixtures, le_to_ne, zarr_python_fixtures};
 use zarrs::array::{Array, ArrayBytes, ArraySubset, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs_extension_codecs::numeric::NumericType;
+use zarrs_extension_codecs::write::StoredChunkDamaged;
 use zarrs_extension_codecs::{ArrayReadExt, ArrayWriteExt, open_array};
 
 /// A new store under `dir` with `metadata` (a `zarr.json` document).
@@ -274,8 +275,10 @@ fn a_value_cast_value_cannot_encode_names_its_chunk() {
     values[5 * 16 + 9] = 300;
     let err = array
         .store_window(&ArraySubset::new_with_ranges(&[16..32, 16..32]), &values)
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+    // A value the codecs refuse is not damage to what is stored.
+    assert!(StoredChunkDamaged::in_error(&err).is_none(), "{err}");
+    let err = err.to_string();
     assert!(
         err.contains("shard c/1/1") && err.contains("inner chunk [1, 1]"),
         "{err}"
@@ -307,10 +310,10 @@ fn a_partial_write_over_a_damaged_shard_names_it() {
     let part = ArraySubset::new_with_ranges(&[1..3, 1..3]);
     // Too short for its index.
     std::fs::write(dir.join("c/0/0"), [0u8; 10]).unwrap();
-    let err = array
-        .store_window(&part, &[2u16; 4])
-        .unwrap_err()
-        .to_string();
+    let err = array.store_window(&part, &[2u16; 4]).unwrap_err();
+    let damaged = StoredChunkDamaged::in_error(&err).expect("a typed error");
+    assert_eq!(damaged.key(), "shard c/0/0");
+    let err = err.to_string();
     assert!(
         err.contains("shard c/0/0") && err.contains("10 bytes"),
         "{err}"
@@ -324,10 +327,9 @@ fn a_partial_write_over_a_damaged_shard_names_it() {
     let n = shard.len();
     shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(dir.join("c/0/0"), &shard).unwrap();
-    let err = array
-        .store_window(&part, &[2u16; 4])
-        .unwrap_err()
-        .to_string();
+    let err = array.store_window(&part, &[2u16; 4]).unwrap_err();
+    assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
+    let err = err.to_string();
     assert!(
         err.contains("shard c/0/0")
             && err.contains("inner chunk [0, 0]")

@@ -207,6 +207,8 @@ def windows(seed: int) -> list[tuple[str, tuple[slice | int, ...]]]:
         ("element", (69, 44)),
         ("element-inside", (17, 9)),
         ("row", (33, slice(None))),
+        ("column", (slice(None), 7)),
+        ("column-part", (slice(10, 50), 30)),
     ]
     for i in range(4):
         y0, x0 = (int(rng.integers(0, n)) for n in SHAPE)
@@ -362,3 +364,35 @@ def test_an_edge_shard_keeps_what_it_stores_outside_the_array(tmp_path: Path) ->
     for array in (pair.theirs, pair.mine):
         array.resize(SHAPE)
     pair.check()
+
+
+def test_a_damaged_shard_is_an_error_not_a_fallback(tmp_path: Path) -> None:
+    """A write into part of a stored shard whose index points outside it
+    raises, naming the shard; zarr's pipeline is not asked to write it
+    (it would copy a cut-short inner chunk into the new shard)."""
+    pair = Pair("sharded", "local", tmp_path)
+    pair.write(Ellipsis, values(pair.layout, SHAPE, seed=8))
+    shard = tmp_path / "ours" / "a" / "c" / "0" / "0"
+    data = bytearray(shard.read_bytes())
+    # The index is at the end: 2 x 3 inner chunks, (offset, size) each, then
+    # a crc32c. Point the first inner chunk past the end, crc kept right.
+    index_at = len(data) - (2 * 3 * 16 + 4)
+    data[index_at : index_at + 8] = (10**9).to_bytes(8, "little")
+    crc = _crc32c(bytes(data[index_at:-4]))
+    data[-4:] = crc.to_bytes(4, "little")
+    shard.write_bytes(bytes(data))
+    damaged = pytest.raises(ValueError, match="could not read for a write")
+    with zarr_writes_forbidden(), damaged as e:
+        pair.mine[1:3, 1:3] = 5.0
+    assert "c/0/0" in str(e.value)
+    assert not isinstance(e.value, zec.FallbackError)
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli) as the `crc32c` codec's spec defines it."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF

@@ -22,6 +22,7 @@ use zarrs::array::codec::api::{
 use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions, DataType, FillValue, data_type};
 use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
 
+use super::damaged::StoredChunkDamaged;
 use super::order::{InnerOrder, coordinates};
 use super::strided::Strided;
 use crate::error_chain;
@@ -64,9 +65,13 @@ pub struct ChunkEncoder {
 }
 
 impl ChunkEncoder {
-    /// The encoder of `array`'s chunks. An array whose only codec is
-    /// `sharding_indexed` is encoded shard by shard here; other chains
-    /// (nested sharding within a shard included) by their codecs.
+    /// The encoder of `array`'s chunks. An array whose chain ends in
+    /// `sharding_indexed` with no bytes -> bytes codec after it is encoded
+    /// shard by shard here (array -> array codecs in front of it run on
+    /// the whole shard first; shards within its shards are encoded by
+    /// zarrs' codec); other chains, and a sharding configuration the crate
+    /// does not read, by their codecs ([`lays_out_shards`](Self::lays_out_shards)
+    /// says which).
     ///
     /// # Errors
     /// For a data type without a fixed size.
@@ -267,11 +272,13 @@ impl ChunkEncoder {
     /// as `stored` (its stored bytes, `None` when nothing is stored: fill
     /// values); `None` when nothing is to be stored.
     ///
-    /// Of a shard, only the inner chunks the box touches are encoded again
-    /// (those it covers in part are decoded first); the others keep their
-    /// stored bytes as they are, as zarr-python's sharding codec keeps
-    /// them. A chunk that is not a shard is decoded, merged and encoded
-    /// whole.
+    /// Of a shard laid out here with no array -> array codec in front of
+    /// `sharding_indexed`, only the inner chunks the box touches are
+    /// encoded again (those it covers in part are decoded first); the
+    /// others keep their stored bytes as they are, as zarr-python's
+    /// sharding codec keeps them. Any other chunk (shards behind array ->
+    /// array codecs included) is decoded, merged and encoded whole.
+    /// Stored bytes that do not read give a [`StoredChunkDamaged`].
     ///
     /// # Errors
     /// When the box does not fit in the chunk, `stored` does not decode
@@ -320,7 +327,9 @@ impl ChunkEncoder {
                         )
                         .map_err(ArrayError::from)
                         .and_then(|b| Ok(b.into_fixed()?.into_owned()))
-                        .map_err(|e| ArrayError::Other(format!("chunk {key}: {e}")))?,
+                        .map_err(|e| {
+                            StoredChunkDamaged::new(format!("chunk {key}"), error_chain(&e))
+                        })?,
                     None => self
                         .fill_value
                         .as_ne_bytes()
@@ -404,7 +413,10 @@ impl ChunkEncoder {
                             .repeat(inner.iter().product::<u64>() as usize)),
                     }
                     .map_err(|e| {
-                        ArrayError::Other(format!("shard {key}: inner chunk {c:?}: {e}"))
+                        StoredChunkDamaged::new(
+                            format!("shard {key}"),
+                            format!("inner chunk {c:?}: {}", error_chain(&e)),
+                        )
                     })?;
                     let lo: Vec<u64> = (0..start.len()).map(|d| start[d].max(at[d])).collect();
                     let hi: Vec<u64> = (0..start.len()).map(|d| stop[d].min(end[d])).collect();
@@ -596,9 +608,11 @@ fn stored_chunks<'b>(
 ) -> Result<Vec<Option<&'b [u8]>>, ArrayError> {
     let index_shape = index_shape(grid);
     let index_size = index_size(key, shards, &index_shape)?;
+    let damaged =
+        |why: String| ArrayError::from(StoredChunkDamaged::new(format!("shard {key}"), why));
     if bytes.len() < index_size {
-        return Err(ArrayError::Other(format!(
-            "shard {key}: {} bytes stored, fewer than its index's {index_size}",
+        return Err(damaged(format!(
+            "{} bytes stored, fewer than its index's {index_size}",
             bytes.len()
         )));
     }
@@ -617,7 +631,7 @@ fn stored_chunks<'b>(
         )
         .map_err(ArrayError::from)
         .and_then(|b| Ok(b.into_fixed()?.into_owned()))
-        .map_err(|e| ArrayError::Other(format!("shard {key}: index: {e}")))?;
+        .map_err(|e| damaged(format!("index: {}", error_chain(&e))))?;
     decoded
         .chunks_exact(16)
         .enumerate()
@@ -629,8 +643,8 @@ fn stored_chunks<'b>(
             }
             match offset.checked_add(size).filter(|&e| e <= bytes.len() as u64) {
                 Some(end) => Ok(Some(&bytes[offset as usize..end as usize])),
-                None => Err(ArrayError::Other(format!(
-                    "shard {key}: inner chunk {:?}: index entry offset {offset}, size {size} outside the shard's {} bytes",
+                None => Err(damaged(format!(
+                    "inner chunk {:?}: index entry offset {offset}, size {size} outside the shard's {} bytes",
                     coordinates(p, grid),
                     bytes.len()
                 ))),

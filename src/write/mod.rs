@@ -16,11 +16,14 @@
 //!   value is not stored, and a chunk or shard left with nothing stored is
 //!   erased, as zarr-python does by default (`write_empty_chunks` false);
 //! - a chunk the window covers only in part (edge chunks included) keeps
-//!   what it held outside the window: of a shard, the inner chunks the
-//!   window does not touch keep their stored bytes, those it covers are
-//!   encoded from the caller's memory and only those it covers in part are
-//!   decoded and merged (zarr-python's sharding codec does the same); any
-//!   other chunk is decoded, merged and encoded whole.
+//!   what it held outside the window: of a shard (`sharding_indexed` the
+//!   array's only codec, no bytes -> bytes codec after it), the inner
+//!   chunks the window does not touch keep their stored bytes, those it
+//!   covers are encoded from the caller's memory and only those it covers
+//!   in part are decoded and merged (zarr-python's sharding codec does the
+//!   same); any other chunk is decoded, merged and encoded whole. Stored
+//!   bytes that do not read fail the write of that chunk with a
+//!   [`StoredChunkDamaged`].
 //!
 //! Arrays with storage transformers are written by zarrs'
 //! `store_array_subset_opt`. A window outside the array is an error, as for
@@ -39,12 +42,14 @@
 //! # Ok(()) }
 //! ```
 
+mod damaged;
 mod encoder;
 mod order;
 mod strided;
 #[cfg(test)]
 mod tests;
 
+pub use damaged::StoredChunkDamaged;
 pub use encoder::ChunkEncoder;
 pub use order::InnerOrder;
 pub use strided::Strided;

@@ -38,12 +38,12 @@ impl<'a> Strided<'a> {
     /// # Errors
     /// When `data` does not hold exactly that many bytes, or `item` is 0.
     pub fn c_contiguous(data: &'a [u8], shape: &[u64], item: usize) -> Result<Self, String> {
+        let too_large = || format!("a shape of {shape:?} has more bytes than memory");
         let mut strides = vec![0isize; shape.len()];
         let mut step = item as u128;
         for (stride, &n) in strides.iter_mut().zip(shape).rev() {
-            *stride = isize::try_from(step)
-                .map_err(|_| format!("a shape of {shape:?} has more bytes than memory"))?;
-            step *= u128::from(n);
+            *stride = isize::try_from(step).map_err(|_| too_large())?;
+            step = step.checked_mul(u128::from(n)).ok_or_else(too_large)?;
         }
         if step != data.len() as u128 {
             return Err(format!(
@@ -86,18 +86,28 @@ impl<'a> Strided<'a> {
         if shape.contains(&0) {
             return Ok(view);
         }
-        // The lowest and highest byte offsets of an element, from `origin`.
+        // The lowest and highest byte offsets of an element, from `origin`
+        // (a 64-bit stride times a 64-bit extent fits 128 bits; a sum that
+        // does not is refused as reaching outside).
+        let outside = || {
+            format!(
+                "a view of shape {shape:?} and strides {strides:?} from byte {origin} reaches outside {} bytes",
+                data.len()
+            )
+        };
         let (mut low, mut high) = (0i128, 0i128);
         for (&n, &s) in shape.iter().zip(strides) {
             let reach = s as i128 * i128::from(n - 1);
             if reach < 0 {
-                low += reach;
+                low = low.checked_add(reach).ok_or_else(outside)?;
             } else {
-                high += reach;
+                high = high.checked_add(reach).ok_or_else(outside)?;
             }
         }
-        let first = origin as i128 + low;
-        let end = origin as i128 + high + item as i128;
+        let first = (origin as i128).checked_add(low).ok_or_else(outside)?;
+        let end = (origin as i128 + item as i128)
+            .checked_add(high)
+            .ok_or_else(outside)?;
         if first < 0 || end > data.len() as i128 {
             return Err(format!(
                 "a view of shape {shape:?} and strides {strides:?} from byte {origin} reaches bytes {first}..{end} of {}",

@@ -10,7 +10,10 @@
 //!
 //! Property: `ArrayReadExt` never panics; a window that does not touch the
 //! spoiled shard reads the values written; an error from a window that
-//! touches it names the shard's key. With the `async` feature,
+//! touches it names the shard's key. Then a third window is written with
+//! `ArrayWriteExt` (which reads the spoiled shard's index and the inner
+//! chunks the window covers in part): never a panic, an error names the
+//! shard, and a window written reads back as written. With the `async` feature,
 //! `AsyncArrayReadExt` reads each window too (through
 //! `async_read::async_of`) and gives the same values, or an error naming
 //! the shard where the sync read gave one. zarrs' own read is not run on these
@@ -27,7 +30,7 @@ use zarrs::array::codec::array_to_bytes::sharding::ShardingIndexLocation;
 use zarrs::array::{Array, ArrayBuilder, ArraySubset, CodecOptions, data_type};
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, StoreKey, WritableStorageTraits};
-use zarrs_extension_codecs::ArrayReadExt;
+use zarrs_extension_codecs::{ArrayReadExt, ArrayWriteExt};
 
 use super::targets::CheckedStore;
 
@@ -45,6 +48,12 @@ pub static REFUSED: AtomicUsize = AtomicUsize::new(0);
 /// Windows whose `AsyncArrayReadExt` values were compared with the sync
 /// read's (so the replay shows the async engine is reached).
 pub static ASYNC_READS: AtomicUsize = AtomicUsize::new(0);
+
+/// `ArrayWriteExt` writes into the spoiled store that were refused, and
+/// that succeeded (so the replay shows both ends are reached).
+pub static WRITES_REFUSED: AtomicUsize = AtomicUsize::new(0);
+/// See [`WRITES_REFUSED`].
+pub static WRITES_DONE: AtomicUsize = AtomicUsize::new(0);
 
 pub fn shards(data: &[u8]) {
     let mut u = Unstructured::new(data);
@@ -117,7 +126,7 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     };
     store.set(&key, spoiled.into()).unwrap();
 
-    let checked = Arc::new(CheckedStore(store));
+    let checked = Arc::new(CheckedStore(store.clone()));
     let array = Array::open(checked.clone(), "/").unwrap();
     #[cfg(feature = "async")]
     let async_array = super::async_read::block_on(Array::async_open(
@@ -166,6 +175,37 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
                 assert!(message.contains("c/0/0"), "{window:?}: {message}");
                 REFUSED.fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+
+    // A write into the spoiled store (`ArrayWriteExt`; a window that covers
+    // the shard in part reads its index and the inner chunks it covers in
+    // part): never a panic; an error names the shard; after a success the
+    // window reads back as written.
+    let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
+    let c0 = u.int_in_range(0..=SHAPE[1] - 1)?;
+    let r1 = u.int_in_range(r0 + 1..=SHAPE[0])?;
+    let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
+    let window = ArraySubset::new_with_ranges(&[r0..r1, c0..c1]);
+    let touches = r0 < SHARD[0] && c0 < SHARD[1];
+    let new: Vec<u16> = (r0..r1)
+        .flat_map(|r| (c0..c1).map(move |c| value(r, c).wrapping_add(5000)))
+        .collect();
+    let writable = Array::open(store, "/").unwrap();
+    let written = writable.store_window(&window, &new);
+    match written {
+        Ok(()) => {
+            let back = array
+                .retrieve_array_subset_vec_opt::<u16>(&window, &options)
+                .unwrap_or_else(|e| panic!("{window:?}: written, then: {e}"));
+            assert_eq!(back, new, "{window:?}: read back after the write");
+            WRITES_DONE.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e) => {
+            let message = e.to_string();
+            assert!(touches, "{window:?}: write: {message}");
+            assert!(message.contains("c/0/0"), "{window:?}: write: {message}");
+            WRITES_REFUSED.fetch_add(1, Ordering::Relaxed);
         }
     }
     Ok(())

@@ -28,3 +28,6 @@ class CastPlan:
     def cast(
         self, src: npt.NDArray[Any], out: npt.NDArray[Any], threads: int | None = None
     ) -> None: ...
+
+class StoredChunkError(ValueError):
+    """A write met stored bytes of a chunk or shard that do not read."""

@@ -60,7 +60,7 @@ from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.storage import LocalStore, MemoryStore
 from zarr.storage._common import StorePath
 
-from zarrs_extension_codecs._native import ChunkArray, pipeline_threads
+from zarrs_extension_codecs._native import ChunkArray, StoredChunkError, pipeline_threads
 from zarrs_extension_codecs._pipeline_codecs import with_our_classes
 from zarrs_extension_codecs._remote import RemoteSource, remote_source
 
@@ -167,6 +167,11 @@ class _Native:
     # The order of a shard's inner chunks in its bytes: the sharding
     # codec's `subchunk_write_order` (zarr's default, Morton, if none).
     subchunk_order: str = "morton"
+    # Whether Rust's `ChunkEncoder` lays out the shards (the chain ends in
+    # `sharding_indexed`, no bytes -> bytes codec after it): then it leaves
+    # out inner chunks of fill values as zarr counts them, and rewrites
+    # only the inner chunks a write touches.
+    rust_shards: bool = False
     # Caches, not part of what the pipeline is (a pickled copy, which has
     # none, equals its original): the zarrs arrays opened so far, and the
     # process they were opened in.
@@ -269,6 +274,7 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
         _inner_chunk_shape(metadata),
         _finest_chunk_shape(metadata),
         _subchunk_order(metadata),
+        checked.lays_out_shards,
         detached=[checked],
     )
 
@@ -726,6 +732,9 @@ class CodecPipeline(_CodecPipeline):
                     raise _chunk_error("read for a write", native, where, e) from e
                 try:
                     encoded = await _encode(native, part, where, chunks, threads)
+                except StoredChunkError as e:
+                    # A stored shard that does not read: an error, as for a read.
+                    raise _chunk_error("read for a write", native, where, e) from e
                 except ValueError as e:
                     # Nothing of this group is stored yet: zarr's pipeline
                     # writes the rest of the batch, or raises its own error
@@ -1038,6 +1047,21 @@ def _chunk_value(
     return value
 
 
+def _box_value(
+    value: Any, selection: tuple[Any, ...], ranges: list[tuple[int, int]], dtype: np.dtype[Any]
+) -> np.ndarray[Any, Any]:
+    """`value` as numpy assigns it to `chunk[selection]` (a basic selection:
+    its integers drop their axes; leading axes of one element dropped from
+    the value), with the integers' axes put back: the box `ranges` spans."""
+    kept = [isinstance(s, slice) for s in selection]
+    shape = tuple(stop - start for (start, stop), k in zip(ranges, kept, strict=True) if k)
+    array = np.asarray(value, dtype=dtype)
+    while array.ndim > len(shape) and array.shape[0] == 1:
+        array = array[0]
+    array = np.broadcast_to(array, shape)
+    return array[tuple(slice(None) if k else None for k in kept)]
+
+
 async def _updates(
     native: _Native,
     batch: list[BatchInfo],
@@ -1051,6 +1075,7 @@ async def _updates(
     count as fill values in zarr, which Rust's test does not follow)."""
     if (
         native.inner is None
+        or not native.rust_shards
         or native.finest != native.inner
         or native.dtype.kind == "c"
         or not batch
@@ -1067,9 +1092,12 @@ async def _updates(
         ranges = _ranges(chunk_selection, shape)
         if ranges is None:
             return None
-        box = tuple(stop - start for start, stop in ranges)
-        value = _chunk_value(source, out_selection, drop_axes, len(shape))
-        value = np.broadcast_to(np.asarray(value, dtype=native.dtype), box)
+        value = _box_value(
+            _chunk_value(source, out_selection, drop_axes, len(shape)),
+            chunk_selection,
+            ranges,
+            native.dtype,
+        )
         async with limit:
             buffer = await byte_setter.get(prototype=spec.prototype)
         stored = None if buffer is None else buffer.to_bytes()
@@ -1115,10 +1143,13 @@ async def _merged(
         if (
             native.finest is not None
             and not spec.config.write_empty_chunks
-            # Rust counts a shard's inner chunks of NaNs as zarr does; not
-            # those of shards within shards (zarrs' codec encodes them), nor
-            # complex zeros of either sign.
-            and (native.finest != native.inner or native.dtype.kind == "c")
+            # Rust counts a shard's inner chunks of NaNs as zarr does where
+            # it lays out the shards; not those of shards within shards nor
+            # of chains zarrs' sharding codec encodes, nor complex zeros of
+            # either sign.
+            and (
+                not native.rust_shards or native.finest != native.inner or native.dtype.kind == "c"
+            )
         ):
             chunk = _canonical_fill(chunk, native.finest, fill_value_or_default(spec), own=own)
         chunks.append(chunk)

@@ -13,7 +13,40 @@ use zarrs::array::codec::api::ArrayToBytesCodecTraits;
 use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions};
 use zarrs::storage::ReadableStorageTraits;
 use zarrs_extension_codecs::error_chain;
-use zarrs_extension_codecs::write::{ChunkEncoder, Strided};
+use zarrs_extension_codecs::write::{ChunkEncoder, StoredChunkDamaged, Strided};
+
+pyo3::create_exception!(
+    _native,
+    StoredChunkError,
+    pyo3::exceptions::PyValueError,
+    "A write met stored bytes of a chunk or shard that do not read (a damaged index or inner chunk): nothing of that chunk was written."
+);
+
+/// Why a batch was not encoded: the stored bytes of a chunk it had to read
+/// do not read (`Damaged`), or anything else (a value the codecs refuse, a
+/// shape that does not fit).
+pub enum Failure {
+    Damaged(String),
+    Other(String),
+}
+
+impl Failure {
+    fn of(error: &ArrayError) -> Self {
+        if StoredChunkDamaged::in_error(error).is_some() {
+            Self::Damaged(error.to_string())
+        } else {
+            Self::Other(error.to_string())
+        }
+    }
+
+    /// As the Python exception: `StoredChunkError` or `ValueError`.
+    pub fn into_py(self) -> PyErr {
+        match self {
+            Self::Damaged(message) => StoredChunkError::new_err(message),
+            Self::Other(message) => pyo3::exceptions::PyValueError::new_err(message),
+        }
+    }
+}
 
 /// A chunk's memory as numpy has it: the span of bytes its elements lie
 /// in, where its first element is in that span, its shape and its strides
@@ -41,22 +74,28 @@ impl Memory {
         let data = unsafe { (*array.as_array_ptr()).fields.data }.cast::<u8>();
         let shape: Vec<u64> = array.shape().iter().map(|&n| n as u64).collect();
         let strides = array.strides().to_vec();
-        // The lowest and highest byte offsets of an element from the first.
-        let (mut low, mut high) = (0isize, 0isize);
-        if !shape.contains(&0) {
+        // The lowest and highest byte offsets of an element from the first
+        // (`None` if they do not fit an `isize`: numpy's `as_strided` makes
+        // views it does not check).
+        let reach = || -> Option<(isize, usize)> {
+            let (mut low, mut high) = (0isize, 0isize);
             for (&n, &s) in shape.iter().zip(&strides) {
-                let reach = s * (n as isize - 1);
-                if reach < 0 {
-                    low += reach;
+                let r = s.checked_mul(isize::try_from(n.checked_sub(1)?).ok()?)?;
+                if r < 0 {
+                    low = low.checked_add(r)?;
                 } else {
-                    high += reach;
+                    high = high.checked_add(r)?;
                 }
             }
-        }
-        let len = if shape.contains(&0) {
-            0
+            let len = usize::try_from(high.checked_sub(low)?)
+                .ok()?
+                .checked_add(item)?;
+            Some((low, len))
+        };
+        let (low, len) = if shape.contains(&0) {
+            (0, 0)
         } else {
-            (high - low) as usize + item
+            reach().unwrap_or((0, usize::MAX))
         };
         Self {
             // The span starts at the lowest element, `-low` bytes before the
@@ -72,13 +111,23 @@ impl Memory {
 
     /// The elements as the crate's checked view.
     fn view(&self) -> Result<Strided<'_>, String> {
+        if self.len == usize::MAX {
+            return Err(format!(
+                "a numpy view of shape {:?} and strides {:?} reaches past the address space",
+                self.shape, self.strides
+            ));
+        }
         let span: &[u8] = if self.len == 0 {
             &[]
         } else {
             // SAFETY: every element of the numpy array lies in these `len`
             // bytes from the lowest one (computed from its shape and
-            // strides), which the caller keeps alive and nobody writes
-            // during the call.
+            // strides without overflow), which the caller keeps alive for
+            // the call. zarr does not write the value it hands the pipeline
+            // while the write runs; a Python thread of the caller's own
+            // that wrote the same array meanwhile would race with this
+            // read as it races with zarr's own pipeline, whose worker
+            // threads read the value without the GIL too.
             unsafe { std::slice::from_raw_parts(self.span, self.len) }
         };
         Strided::new(span, self.origin, &self.shape, &self.strides, self.item)
@@ -110,17 +159,17 @@ pub fn encode_all(
     encoder: &Encoder<'_>,
     jobs: &[Job],
     options: &CodecOptions,
-) -> Result<Vec<Option<Vec<u8>>>, String> {
+) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     jobs.par_iter()
         .map(|job| {
             let view = job
                 .source
                 .view()
-                .map_err(|why| format!("chunk {}: {why}", job.key))?;
+                .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
             match encoder {
                 Encoder::Crate(encoder) => encoder
                     .encode(&job.key, &job.shape, &view, options)
-                    .map_err(|e: ArrayError| e.to_string()),
+                    .map_err(|e| Failure::of(&e)),
                 Encoder::Zarrs(array) => array
                     .codecs()
                     .encode(
@@ -131,7 +180,7 @@ pub fn encode_all(
                         options,
                     )
                     .map(|bytes| Some(bytes.into_owned()))
-                    .map_err(|e| format!("chunk {}: {}", job.key, error_chain(&e))),
+                    .map_err(|e| Failure::Other(format!("chunk {}: {}", job.key, error_chain(&e)))),
             }
         })
         .collect()
@@ -153,14 +202,14 @@ pub fn update_all(
     encoder: &ChunkEncoder,
     updates: &[Update<'_>],
     options: &CodecOptions,
-) -> Result<Vec<Option<Vec<u8>>>, String> {
+) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     updates
         .par_iter()
         .map(|update| {
             let view = update
                 .source
                 .view()
-                .map_err(|why| format!("chunk {}: {why}", update.key))?;
+                .map_err(|why| Failure::Other(format!("chunk {}: {why}", update.key)))?;
             encoder
                 .encode_update(
                     &update.key,
@@ -170,7 +219,7 @@ pub fn update_all(
                     &view,
                     options,
                 )
-                .map_err(|e: ArrayError| e.to_string())
+                .map_err(|e| Failure::of(&e))
         })
         .collect()
 }

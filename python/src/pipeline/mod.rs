@@ -55,6 +55,10 @@ pub use threads::pipeline_threads;
 /// Add the pipeline's class and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ChunkArray>()?;
+    m.add(
+        "StoredChunkError",
+        m.py().get_type::<encode::StoredChunkError>(),
+    )?;
     m.add_class::<remote::SharedRemoteStore>()?;
     m.add_function(wrap_pyfunction!(pipeline_threads, m)?)?;
     Ok(())
@@ -191,6 +195,19 @@ impl ChunkArray {
     #[getter]
     fn has_store(&self) -> bool {
         self.has_store
+    }
+
+    /// Whether the crate's `ChunkEncoder` lays out this array's shards (its
+    /// chain ends in `sharding_indexed` with no bytes -> bytes codecs
+    /// after it): then a shard's inner chunks of fill values are left out
+    /// as zarr counts them (any NaN for a NaN fill value), and
+    /// `update_chunks` encodes again only the inner chunks a write touches.
+    #[getter]
+    fn lays_out_shards(&self) -> PyResult<bool> {
+        let array = self.array();
+        Ok(ChunkEncoder::new(&*array)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .lays_out_shards())
     }
 
     /// Decode the `regions` of a batch into `out` (C-contiguous, writable,
@@ -340,7 +357,9 @@ impl ChunkArray {
     /// caller's memory by the thread that encodes it (no copy of the whole
     /// batch); a shard's inner chunks are laid out in `order`, zarr's
     /// `subchunk_write_order` (`morton`, its default, `lexicographic`,
-    /// `colexicographic`, `unordered`). Raises `ValueError` naming the
+    /// `colexicographic`, `unordered`), except with `write_empty_chunks`,
+    /// where zarrs' sharding codec encodes shards (C order). Stored bytes
+    /// that do not read raise `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
     /// chunk's key when a shape does not fit or a chunk cannot be encoded
     /// (nothing is returned then).
     #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false))]
@@ -389,7 +408,7 @@ impl ChunkArray {
         // `chunks` holds every array alive until the call returns.
         let encoded = py
             .detach(|| pool.install(|| encode::encode_all(&encoder, &jobs, &options)))
-            .map_err(PyValueError::new_err)?;
+            .map_err(encode::Failure::into_py)?;
         drop(jobs);
         Ok(encoded
             .into_iter()
@@ -448,7 +467,7 @@ impl ChunkArray {
         // call returns.
         let encoded = py
             .detach(|| pool.install(|| encode::update_all(&encoder, &jobs, &options)))
-            .map_err(PyValueError::new_err)?;
+            .map_err(encode::Failure::into_py)?;
         drop(jobs);
         Ok(encoded
             .into_iter()

@@ -231,40 +231,9 @@ impl ChunkEncoder {
         source: &Strided<'_>,
         options: &CodecOptions,
     ) -> Result<Option<Vec<u8>>, ArrayError> {
-        let grid = inner_chunks_per_shard(shape, &shards.subchunk_shape)
-            .map_err(|why| ArrayError::Other(format!("shard {key}: {why}")))?;
-        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
-        // Inner chunks are the parallel unit: each codec runs on one thread.
-        let one = options.with_concurrent_target(1);
-        let count = grid.iter().product::<u64>() as usize;
-        let encoded: Vec<Option<Vec<u8>>> = (0..count)
-            .into_par_iter()
-            .map(|p| {
-                let at = coordinates(p, &grid);
-                let start: Vec<u64> = at.iter().zip(&inner).map(|(&c, &n)| c * n).collect();
-                self.encode_one(
-                    &shards.inner_codecs,
-                    (&shards.data_type, &shards.fill_value, shards.nan_fill),
-                    &shards.subchunk_shape,
-                    source,
-                    &start,
-                    &inner,
-                    &one,
-                )
-                .map_err(|e| {
-                    ArrayError::Other(format!(
-                        "shard {key}: inner chunk {at:?}: {}",
-                        error_chain(&e)
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        if encoded.iter().all(Option::is_none) {
-            return Ok(None);
-        }
-        let encoded = encoded.into_iter().map(|c| c.map(Cow::Owned)).collect();
-        self.assemble(key, shards, &grid, encoded, options)
-            .map(Some)
+        // Every inner chunk is in the box: each is encoded from `source`.
+        let origin = vec![0u64; shape.len()];
+        self.update_shard(key, shards, shape, None, &origin, source, options)
     }
 
     /// The bytes to store for the chunk `key` of `shape` whose box of
@@ -367,8 +336,6 @@ impl ChunkEncoder {
         };
         let end: Vec<u64> = at.iter().zip(source.shape()).map(|(a, n)| a + n).collect();
         let one = options.with_concurrent_target(1);
-        let codecs = (&shards.data_type, &shards.fill_value, shards.nan_fill);
-        let zero = vec![0u64; inner.len()];
         let updated: Vec<Option<Cow<'_, [u8]>>> = (0..count)
             .into_par_iter()
             .map(|p| {
@@ -382,16 +349,7 @@ impl ChunkEncoder {
                 let covered = (0..start.len()).all(|d| at[d] <= start[d] && stop[d] <= end[d]);
                 let encoded = if covered {
                     let relative: Vec<u64> = start.iter().zip(at).map(|(s, a)| s - a).collect();
-                    let view = source.sub(&relative, &inner);
-                    self.encode_one(
-                        &shards.inner_codecs,
-                        codecs,
-                        &shards.subchunk_shape,
-                        &view,
-                        &zero,
-                        &inner,
-                        &one,
-                    )
+                    self.encode_inner(shards, &source.sub(&relative, &inner), &one)
                 } else {
                     // Part of the inner chunk: as stored (or fill values),
                     // then the box's part of it.
@@ -428,15 +386,7 @@ impl ChunkEncoder {
                         Strided::c_contiguous(&merged, &inner, shards.item).map_err(|why| {
                             ArrayError::Other(format!("shard {key}: inner chunk {c:?}: {why}"))
                         })?;
-                    self.encode_one(
-                        &shards.inner_codecs,
-                        codecs,
-                        &shards.subchunk_shape,
-                        &view,
-                        &zero,
-                        &inner,
-                        &one,
-                    )
+                    self.encode_inner(shards, &view, &one)
                 };
                 encoded.map(|e| e.map(Cow::Owned)).map_err(|e| {
                     ArrayError::Other(format!(
@@ -451,6 +401,26 @@ impl ChunkEncoder {
         }
         self.assemble(key, shards, &grid, updated, options)
             .map(Some)
+    }
+
+    /// The inner chunk whose elements are `view` (of the inner chunks'
+    /// shape), through the inner codecs; `None` for fill values not kept.
+    fn encode_inner(
+        &self,
+        shards: &Shards,
+        view: &Strided<'_>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
+        self.encode_one(
+            &shards.inner_codecs,
+            (&shards.data_type, &shards.fill_value, shards.nan_fill),
+            &shards.subchunk_shape,
+            view,
+            &vec![0; inner.len()],
+            &inner,
+            options,
+        )
     }
 
     /// The elements of the box of `shape` at `start` in `source`, through

@@ -399,21 +399,10 @@ impl ChunkArray {
                 source: encode::Memory::of(chunk, size),
             });
         }
-        let threads = threads.max(1);
-        // Few large chunks (shards): each may split its inner chunks over
-        // the threads the others leave (rayon shares one pool among both).
-        let options = CodecOptions::default()
-            .with_concurrent_target(threads.div_ceil(jobs.len().max(1)).max(1));
-        let pool = threads::pool(threads)?;
         // `chunks` holds every array alive until the call returns.
-        let encoded = py
-            .detach(|| pool.install(|| encode::encode_all(&encoder, &jobs, &options)))
-            .map_err(encode::Failure::into_py)?;
-        drop(jobs);
-        Ok(encoded
-            .into_iter()
-            .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
-            .collect())
+        encoded_off_gil(py, threads, jobs.len(), |options| {
+            encode::encode_all(&encoder, &jobs, options)
+        })
     }
 
     /// The stored bytes of each chunk of `updates`, `(coords, value, stored,
@@ -459,20 +448,11 @@ impl ChunkArray {
                 source: encode::Memory::of(value, size),
             });
         }
-        let threads = threads.max(1);
-        let options = CodecOptions::default()
-            .with_concurrent_target(threads.div_ceil(jobs.len().max(1)).max(1));
-        let pool = threads::pool(threads)?;
         // `updates` holds every array and bytes object alive until the
         // call returns.
-        let encoded = py
-            .detach(|| pool.install(|| encode::update_all(&encoder, &jobs, &options)))
-            .map_err(encode::Failure::into_py)?;
-        drop(jobs);
-        Ok(encoded
-            .into_iter()
-            .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
-            .collect())
+        encoded_off_gil(py, threads, jobs.len(), |options| {
+            encode::update_all(&encoder, &jobs, options)
+        })
     }
 
     /// For each chunk at `coords`, how many of its elements, from its
@@ -739,4 +719,28 @@ fn read_regions(
         }
     })
     .map_err(|e| error_chain(&e))
+}
+
+/// Run `encode` on a pool of `threads` threads with the GIL released, for
+/// `count` chunks, and hand its output to numpy (each chunk's bytes owned
+/// by a `uint8` array, no copy).
+fn encoded_off_gil<'py>(
+    py: Python<'py>,
+    threads: usize,
+    count: usize,
+    encode: impl FnOnce(&CodecOptions) -> Result<Vec<Option<Vec<u8>>>, encode::Failure> + Send,
+) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+    let threads = threads.max(1);
+    // Few large chunks (shards): each may split its inner chunks over the
+    // threads the others leave (rayon shares one pool among both).
+    let options =
+        CodecOptions::default().with_concurrent_target(threads.div_ceil(count.max(1)).max(1));
+    let pool = threads::pool(threads)?;
+    let encoded = py
+        .detach(|| pool.install(|| encode(&options)))
+        .map_err(encode::Failure::into_py)?;
+    Ok(encoded
+        .into_iter()
+        .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
+        .collect())
 }

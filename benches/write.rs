@@ -288,7 +288,11 @@ fn bench_layout(c: &mut Criterion, name: &str, metadata: &serde_json::Value, val
 
 fn main() {
     register_overrides();
-    let mut c = common::config(Duration::from_secs(6)).sample_size(10);
+    // `configure_from_args`: under `cargo test --all-targets` each row runs
+    // once, as a test.
+    let mut c = common::config(Duration::from_secs(6))
+        .sample_size(10)
+        .configure_from_args();
     let band = band_values();
     bench_layout(&mut c, "band", &band_metadata(), &band);
     bench_tiles(&mut c, &band);

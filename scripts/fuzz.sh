@@ -31,11 +31,14 @@ failed=()
 for target in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$target" "fuzz/logs"
     echo "== $target: ${seconds}s"
-    (cd fuzz && cargo +nightly fuzz run $flags "$target" \
-        "corpus/$target" "replay/$target" "seeds/$target" -- \
+    # Seeds exist for the targets fuzz_seeds writes them for; libFuzzer
+    # stops at once on a corpus directory that does not exist.
+    dirs=("corpus/$target" "replay/$target")
+    [ -d "fuzz/seeds/$target" ] && dirs+=("seeds/$target")
+    (cd fuzz && cargo +nightly fuzz run $flags "$target" "${dirs[@]}" -- \
         -max_total_time="$seconds" -print_final_stats=1) \
         2>&1 | tee "fuzz/logs/$target.log" | grep -E "INITED|DONE|panicked|ERROR|SUMMARY|stat::" || true
-    if grep -qE "ERROR: libFuzzer|panicked" "fuzz/logs/$target.log"; then
+    if grep -qE "ERROR: libFuzzer|panicked|Fuzz target exited" "fuzz/logs/$target.log"; then
         echo "$target: crash, see fuzz/logs/$target.log and fuzz/artifacts/$target/" >&2
         failed+=("$target")
     fi

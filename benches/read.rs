@@ -37,11 +37,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
-use zarrs::array::{Array, ArraySubset, CodecOptions};
+use zarrs::array::{Array, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
 use zarrs_extension_codecs::ArrayReadExt;
 
-use common::Rng;
+use common::{Rng, run, thread_modes};
 
 const SHAPE: [u64; 2] = [4096, 8192];
 const WINDOW: u64 = 256;
@@ -72,32 +72,6 @@ fn window_offsets(aligned: bool) -> Vec<[u64; 2]> {
 
 fn window(at: [u64; 2]) -> ArraySubset {
     ArraySubset::new_with_ranges(&[at[0]..at[0] + WINDOW, at[1]..at[1] + WINDOW])
-}
-
-/// Threads: `(label, options, pool)`; `/1` runs inside a one-thread pool.
-fn thread_modes() -> Vec<(&'static str, CodecOptions, Option<rayon::ThreadPool>)> {
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
-    vec![
-        (
-            "1",
-            CodecOptions::default().with_concurrent_target(1),
-            Some(one),
-        ),
-        ("all", CodecOptions::default(), None),
-    ]
-}
-
-fn run<R>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R
-where
-    R: Send,
-{
-    match pool {
-        Some(pool) => pool.install(f),
-        None => f(),
-    }
 }
 
 /// Group `group`: whole reads of the store `name`.

@@ -17,9 +17,8 @@
 //!
 //! Rows: `zarrs` (zarrs' write) and `ext` (`store_window_bytes_opt`), each
 //! on one thread (`/1`: a one-thread rayon pool) and on all (`/all`). Every
-//! iteration creates the array in a new directory (creation included, as
-//! zarr-python's benchmark does; no fsync) and removes it afterwards,
-//! outside the timing.
+//! iteration creates the array in a new directory and removes it
+//! afterwards, both outside the timing (no fsync).
 //!
 //! ```sh
 //! cargo bench --bench write
@@ -37,7 +36,7 @@ use zarrs::array::{Array, ArrayBytes, ArraySubset, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs_extension_codecs::{ArrayWriteExt, register_overrides};
 
-use common::Rng;
+use common::{Rng, run, thread_modes};
 
 const BAND: u64 = 4096;
 const VOLUME: u64 = 256;
@@ -130,16 +129,15 @@ fn volume_values() -> Vec<u8> {
     out
 }
 
-/// A new array with `metadata` in a new directory under `root`.
-fn create(root: &Path, n: usize, metadata: &serde_json::Value) -> Array<FilesystemStore> {
-    let dir = root.join(format!("{n}.zarr"));
-    std::fs::create_dir_all(&dir).expect("dir");
+/// A new array with `metadata` in the new directory `dir`.
+fn create(dir: &Path, metadata: &serde_json::Value) -> Array<FilesystemStore> {
+    std::fs::create_dir_all(dir).expect("dir");
     std::fs::write(
         dir.join("zarr.json"),
         serde_json::to_vec(metadata).expect("json"),
     )
     .expect("zarr.json");
-    let store = Arc::new(FilesystemStore::new(&dir).expect("store"));
+    let store = Arc::new(FilesystemStore::new(dir).expect("store"));
     Array::open(store, "/").expect("open")
 }
 
@@ -165,63 +163,59 @@ fn band_tiles(values: &[u8], count: usize) -> (Vec<ArraySubset>, Vec<u8>) {
     (windows, tile)
 }
 
-fn bench_tiles(c: &mut Criterion, values: &[u8]) {
+/// One write with `writer` (`zarrs`: zarrs' `store_array_subset_opt`;
+/// `ext`: `store_window_bytes_opt`).
+fn write(
+    writer: &str,
+    array: &Array<FilesystemStore>,
+    window: &ArraySubset,
+    values: &[u8],
+    options: &CodecOptions,
+) {
+    if writer == "zarrs" {
+        array
+            .store_array_subset_opt(window, ArrayBytes::new_flen(values), options)
+            .expect("zarrs write");
+    } else {
+        array
+            .store_window_bytes_opt(window, values, options)
+            .expect("ext write");
+    }
+}
+
+/// The rows `zarrs/1`, `ext/1`, `zarrs/all` and `ext/all` of group `name`.
+/// Each iteration: `prepare` makes the array in a new directory (not
+/// timed), then `timed` writes into it, inside a one-thread pool for `/1`;
+/// the directory is removed afterwards.
+fn rows(
+    c: &mut Criterion,
+    name: &str,
+    bytes: u64,
+    prepare: impl Fn(&Path, &CodecOptions) -> Array<FilesystemStore>,
+    timed: impl Fn(&str, &Array<FilesystemStore>, &CodecOptions) + Sync,
+) {
     let root = tempfile::tempdir().expect("tempdir");
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
-    // 64 tiles when measuring; 4 when `cargo test` runs each row once (an
-    // unoptimised zarrs rewrites a whole shard per tile).
-    let measuring = std::env::args().any(|a| a == "--bench");
-    let (windows, tile) = band_tiles(values, if measuring { 64 } else { 4 });
-    let metadata = band_metadata();
-    let mut group = c.benchmark_group("band_tiles");
+    let mut group = c.benchmark_group(name);
+    group.throughput(criterion::Throughput::Bytes(bytes));
     let mut n = 0usize;
-    for (label, options, pool) in [
-        (
-            "1",
-            CodecOptions::default().with_concurrent_target(1),
-            Some(&one),
-        ),
-        ("all", CodecOptions::default(), None),
-    ] {
+    for (label, options, pool) in thread_modes() {
+        let pool = pool.as_ref();
         for writer in ["zarrs", "ext"] {
             group.bench_function(format!("{writer}/{label}"), |b| {
                 b.iter_custom(|iterations| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iterations {
                         n += 1;
-                        let array = create(root.path(), n, &metadata);
-                        let all = array.subset_all();
-                        array
-                            .store_window_bytes_opt(&all, values, &options)
-                            .expect("whole write");
-                        let write = || {
+                        let dir = root.path().join(format!("{n}.zarr"));
+                        let array = prepare(&dir, &options);
+                        let timed_write = || {
                             let start = Instant::now();
-                            for window in &windows {
-                                if writer == "zarrs" {
-                                    array
-                                        .store_array_subset_opt(
-                                            window,
-                                            ArrayBytes::new_flen(&tile),
-                                            &options,
-                                        )
-                                        .expect("zarrs write");
-                                } else {
-                                    array
-                                        .store_window_bytes_opt(window, &tile, &options)
-                                        .expect("ext write");
-                                }
-                            }
+                            timed(writer, &array, &options);
                             start.elapsed()
                         };
-                        total += match pool {
-                            Some(pool) => pool.install(write),
-                            None => write(),
-                        };
-                        std::fs::remove_dir_all(root.path().join(format!("{n}.zarr")))
-                            .expect("remove");
+                        total += run(pool, timed_write);
+                        black_box(&array);
+                        std::fs::remove_dir_all(&dir).expect("remove");
                     }
                     total
                 });
@@ -231,62 +225,39 @@ fn bench_tiles(c: &mut Criterion, values: &[u8]) {
     group.finish();
 }
 
+/// A whole write of `values` into a new array (its creation untimed).
 fn bench_layout(c: &mut Criterion, name: &str, metadata: &serde_json::Value, values: &[u8]) {
-    let root = tempfile::tempdir().expect("tempdir");
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
-    let mut group = c.benchmark_group(name);
-    group.throughput(criterion::Throughput::Bytes(values.len() as u64));
-    let mut n = 0usize;
-    for (label, options, pool) in [
-        (
-            "1",
-            CodecOptions::default().with_concurrent_target(1),
-            Some(&one),
-        ),
-        ("all", CodecOptions::default(), None),
-    ] {
-        for writer in ["zarrs", "ext"] {
-            group.bench_function(format!("{writer}/{label}"), |b| {
-                b.iter_custom(|iterations| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iterations {
-                        n += 1;
-                        let write = || {
-                            let start = Instant::now();
-                            let array = create(root.path(), n, metadata);
-                            let all = array.subset_all();
-                            if writer == "zarrs" {
-                                array
-                                    .store_array_subset_opt(
-                                        &all,
-                                        ArrayBytes::new_flen(values),
-                                        &options,
-                                    )
-                                    .expect("zarrs write");
-                            } else {
-                                array
-                                    .store_window_bytes_opt(&all, values, &options)
-                                    .expect("ext write");
-                            }
-                            black_box(&array);
-                            start.elapsed()
-                        };
-                        total += match pool {
-                            Some(pool) => pool.install(write),
-                            None => write(),
-                        };
-                        std::fs::remove_dir_all(root.path().join(format!("{n}.zarr")))
-                            .expect("remove");
-                    }
-                    total
-                });
-            });
-        }
-    }
-    group.finish();
+    rows(
+        c,
+        name,
+        values.len() as u64,
+        |dir, _| create(dir, metadata),
+        |writer, array, options| write(writer, array, &array.subset_all(), values, options),
+    );
+}
+
+/// Tiles written into the band once it is written whole (not timed).
+fn bench_tiles(c: &mut Criterion, values: &[u8]) {
+    // 64 tiles when measuring; 4 when `cargo test` runs each row once (an
+    // unoptimised zarrs rewrites a whole shard per tile).
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (windows, tile) = band_tiles(values, if measuring { 64 } else { 4 });
+    let metadata = band_metadata();
+    rows(
+        c,
+        "band_tiles",
+        (windows.len() * tile.len()) as u64,
+        |dir, options| {
+            let array = create(dir, &metadata);
+            write("ext", &array, &array.subset_all(), values, options);
+            array
+        },
+        |writer, array, options| {
+            for window in &windows {
+                write(writer, array, window, &tile, options);
+            }
+        },
+    );
 }
 
 fn main() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
+use zarrs::array::CodecOptions;
 
 /// A small deterministic generator (splitmix64), so that every run and every
 /// contender sees the same data.
@@ -63,4 +64,31 @@ pub fn memcpy(group: &mut BenchmarkGroup<'_, WallTime>, input: &[u8]) {
             black_box(&mut copy);
         });
     });
+}
+
+/// Threads: `(label, options, pool)`; `/1` runs inside a one-thread pool.
+pub fn thread_modes() -> Vec<(&'static str, CodecOptions, Option<rayon::ThreadPool>)> {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    vec![
+        (
+            "1",
+            CodecOptions::default().with_concurrent_target(1),
+            Some(one),
+        ),
+        ("all", CodecOptions::default(), None),
+    ]
+}
+
+/// `f` inside `pool` when there is one (the `/1` rows), else as it is.
+pub fn run<R>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R
+where
+    R: Send,
+{
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
 }

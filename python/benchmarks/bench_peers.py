@@ -183,31 +183,28 @@ def band(sizes: Sizes) -> np.ndarray:
     )
 
 
+def grid_windows(
+    shape: tuple[int, ...], inner: tuple[int, ...], count: int, seed: int
+) -> list[tuple[slice, ...]]:
+    """`count` inner chunks (of `inner`) at deterministic random places of an array of `shape`."""
+    import numpy as np
+
+    grid = [s // c for s, c in zip(shape, inner, strict=True)]
+    picks = np.random.default_rng(seed).integers(0, grid, size=(count, len(shape)))
+    return [
+        tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, inner, strict=True))
+        for p in picks
+    ]
+
+
 def inner_windows(sizes: Sizes) -> list[tuple[slice, ...]]:
-    """`sizes.windows` inner chunks at deterministic random places of the grid."""
-    import numpy as np
-
-    grid = [s // c for s, c in zip(sizes.shape, sizes.inner, strict=True)]
-    rng = np.random.default_rng(1)
-    picks = rng.integers(0, grid, size=(sizes.windows, 3))
-    return [
-        tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, sizes.inner, strict=True))
-        for p in picks
-    ]
+    """The zarr_benchmarks layout's windows: `sizes.windows` inner chunks."""
+    return grid_windows(sizes.shape, sizes.inner, sizes.windows, seed=1)
 
 
-def band_tiles(sizes: Sizes) -> list[tuple[slice, slice]]:
-    """`sizes.windows` windows of one inner chunk of the band at deterministic random places
-    of its inner-chunk grid (a tile server's writes)."""
-    import numpy as np
-
-    grid = [s // c for s, c in zip(sizes.band, sizes.band_inner, strict=True)]
-    rng = np.random.default_rng(3)
-    picks = rng.integers(0, grid, size=(sizes.windows, 2))
-    return [
-        tuple(slice(int(i) * c, (int(i) + 1) * c) for i, c in zip(p, sizes.band_inner, strict=True))
-        for p in picks
-    ]
+def band_tiles(sizes: Sizes) -> list[tuple[slice, ...]]:
+    """The band's tiles: `sizes.windows` inner chunks (a tile server's writes)."""
+    return grid_windows(sizes.band, sizes.band_inner, sizes.windows, seed=3)
 
 
 def band_tile(data: Any, sizes: Sizes) -> Any:

@@ -16,18 +16,19 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use zarrs::array::codec::CodecChain;
-use zarrs::array::codec::api::{
-    ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, BytesRepresentation, CodecError,
-};
+use zarrs::array::codec::api::{ArrayToArrayCodecTraits, ArrayToBytesCodecTraits, CodecError};
 use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions, DataType, FillValue, data_type};
 use zarrs::metadata_ext::codec::sharding::ShardingIndexLocation;
 
 use super::damaged::StoredChunkDamaged;
-use super::order::{InnerOrder, coordinates};
+use super::order::InnerOrder;
 use super::strided::Strided;
 use crate::error_chain;
 use crate::numeric::NumericType;
-use crate::read::engine::plan::{inner_chunks_per_shard, shard_layout};
+use crate::read::engine::plan::{
+    ShardLayout, inner_chunks_per_shard, shard_index_size, shard_layout,
+};
+use crate::read::engine::shard_index::{ShardIndex, unravel};
 
 /// The shard half of a [`ChunkEncoder`].
 struct Shards {
@@ -40,10 +41,8 @@ struct Shards {
     fill_value: FillValue,
     item: usize,
     nan_fill: Option<NumericType>,
-    inner_codecs: Arc<CodecChain>,
-    subchunk_shape: Vec<NonZeroU64>,
-    index_codecs: Arc<CodecChain>,
-    index_location: ShardingIndexLocation,
+    /// The configuration of `sharding_indexed`, as the read engine has it.
+    layout: ShardLayout,
 }
 
 /// Encodes the chunks (or shards) of one array from strided memory; built
@@ -103,10 +102,7 @@ impl ChunkEncoder {
                     data_type,
                     fill_value,
                     item,
-                    inner_codecs: layout.inner_codecs,
-                    subchunk_shape: layout.subchunk_shape,
-                    index_codecs: layout.index_codecs,
-                    index_location: layout.index_location,
+                    layout,
                 });
             }
         }
@@ -174,26 +170,13 @@ impl ChunkEncoder {
             )));
         }
         let Some(shards) = &self.shards else {
-            let origin = vec![0u64; dims.len()];
-            return self
-                .encode_one(
-                    &self.codecs,
-                    (&self.data_type, &self.fill_value, self.nan_fill),
-                    shape,
-                    source,
-                    &origin,
-                    &dims,
-                    options,
-                )
-                .map_err(|e| ArrayError::Other(format!("chunk {key}: {}", error_chain(&e))));
+            return self.encode_chunk(key, shape, source.to_c_order(), options);
         };
         if shards.before.is_empty() {
             return self.encode_shard(key, shards, shape, source, options);
         }
         // The codecs in front of the shard run on it whole, as in zarrs.
-        let mut elements = Vec::new();
-        source.gather(&vec![0; dims.len()], &dims, &mut elements);
-        let mut bytes = ArrayBytes::new_flen(Cow::Owned(elements));
+        let mut bytes = ArrayBytes::new_flen(Cow::Owned(source.to_c_order()));
         let (mut shape, mut data_type, mut fill_value) = (
             shape.to_vec(),
             self.data_type.clone(),
@@ -284,28 +267,18 @@ impl ChunkEncoder {
             }
             _ => {
                 // The whole chunk: as stored (or fill values), then the box.
-                let mut merged = match stored {
-                    Some(bytes) => self
-                        .codecs
-                        .decode(
-                            Cow::Borrowed(bytes),
-                            shape,
-                            &self.data_type,
-                            &self.fill_value,
-                            options,
-                        )
-                        .map_err(ArrayError::from)
-                        .and_then(|b| Ok(b.into_fixed()?.into_owned()))
-                        .map_err(|e| {
-                            StoredChunkDamaged::new(format!("chunk {key}"), error_chain(&e))
-                        })?,
-                    None => self
-                        .fill_value
-                        .as_ne_bytes()
-                        .repeat(dims.iter().product::<u64>() as usize),
-                };
-                let zero = vec![0u64; dims.len()];
-                source.scatter(&zero, source.shape(), &mut merged, &dims, at);
+                let mut merged = stored_or_fill(
+                    &self.codecs,
+                    (&self.data_type, &self.fill_value),
+                    shape,
+                    stored,
+                    options,
+                )
+                .map_err(|e| StoredChunkDamaged::new(format!("chunk {key}"), error_chain(&e)))?;
+                source.overlay(at, &mut merged, &dims, &vec![0; dims.len()]);
+                if self.shards.is_none() {
+                    return self.encode_chunk(key, shape, merged, options);
+                }
                 let view = Strided::c_contiguous(&merged, &dims, self.item)
                     .map_err(|why| ArrayError::Other(format!("chunk {key}: {why}")))?;
                 self.encode(key, shape, &view, options)
@@ -326,9 +299,14 @@ impl ChunkEncoder {
         source: &Strided<'_>,
         options: &CodecOptions,
     ) -> Result<Option<Vec<u8>>, ArrayError> {
-        let grid = inner_chunks_per_shard(shape, &shards.subchunk_shape)
+        let grid = inner_chunks_per_shard(shape, &shards.layout.subchunk_shape)
             .map_err(|why| ArrayError::Other(format!("shard {key}: {why}")))?;
-        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
+        let inner: Vec<u64> = shards
+            .layout
+            .subchunk_shape
+            .iter()
+            .map(|n| n.get())
+            .collect();
         let count = grid.iter().product::<u64>() as usize;
         let old = match stored {
             Some(bytes) => stored_chunks(key, shards, &grid, bytes, options)?,
@@ -339,7 +317,7 @@ impl ChunkEncoder {
         let updated: Vec<Option<Cow<'_, [u8]>>> = (0..count)
             .into_par_iter()
             .map(|p| {
-                let c = coordinates(p, &grid);
+                let c = unravel(p, &grid);
                 let start: Vec<u64> = c.iter().zip(&inner).map(|(&c, &n)| c * n).collect();
                 let stop: Vec<u64> = start.iter().zip(&inner).map(|(s, n)| s + n).collect();
                 let touched = (0..start.len()).all(|d| start[d] < end[d] && at[d] < stop[d]);
@@ -349,44 +327,25 @@ impl ChunkEncoder {
                 let covered = (0..start.len()).all(|d| at[d] <= start[d] && stop[d] <= end[d]);
                 let encoded = if covered {
                     let relative: Vec<u64> = start.iter().zip(at).map(|(s, a)| s - a).collect();
-                    self.encode_inner(shards, &source.sub(&relative, &inner), &one)
+                    self.encode_inner(shards, source.sub(&relative, &inner).to_c_order(), &one)
                 } else {
                     // Part of the inner chunk: as stored (or fill values),
                     // then the box's part of it.
-                    let mut merged = match old[p] {
-                        Some(bytes) => shards
-                            .inner_codecs
-                            .decode(
-                                Cow::Borrowed(bytes),
-                                &shards.subchunk_shape,
-                                &shards.data_type,
-                                &shards.fill_value,
-                                &one,
-                            )
-                            .map_err(ArrayError::from)
-                            .and_then(|b| Ok(b.into_fixed()?.into_owned())),
-                        None => Ok(shards
-                            .fill_value
-                            .as_ne_bytes()
-                            .repeat(inner.iter().product::<u64>() as usize)),
-                    }
+                    let mut merged = stored_or_fill(
+                        &shards.layout.inner_codecs,
+                        (&shards.data_type, &shards.fill_value),
+                        &shards.layout.subchunk_shape,
+                        old[p],
+                        &one,
+                    )
                     .map_err(|e| {
                         StoredChunkDamaged::new(
                             format!("shard {key}"),
                             format!("inner chunk {c:?}: {}", error_chain(&e)),
                         )
                     })?;
-                    let lo: Vec<u64> = (0..start.len()).map(|d| start[d].max(at[d])).collect();
-                    let hi: Vec<u64> = (0..start.len()).map(|d| stop[d].min(end[d])).collect();
-                    let part: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
-                    let from: Vec<u64> = lo.iter().zip(at).map(|(l, a)| l - a).collect();
-                    let to: Vec<u64> = lo.iter().zip(&start).map(|(l, s)| l - s).collect();
-                    source.scatter(&from, &part, &mut merged, &inner, &to);
-                    let view =
-                        Strided::c_contiguous(&merged, &inner, shards.item).map_err(|why| {
-                            ArrayError::Other(format!("shard {key}: inner chunk {c:?}: {why}"))
-                        })?;
-                    self.encode_inner(shards, &view, &one)
+                    source.overlay(at, &mut merged, &inner, &start);
+                    self.encode_inner(shards, merged, &one)
                 };
                 encoded.map(|e| e.map(Cow::Owned)).map_err(|e| {
                     ArrayError::Other(format!(
@@ -403,41 +362,52 @@ impl ChunkEncoder {
             .map(Some)
     }
 
-    /// The inner chunk whose elements are `view` (of the inner chunks'
-    /// shape), through the inner codecs; `None` for fill values not kept.
+    /// A chunk that is not a shard from its `elements` (C order), through
+    /// the array's codecs; `None` for fill values not kept.
+    fn encode_chunk(
+        &self,
+        key: &str,
+        shape: &[NonZeroU64],
+        elements: Vec<u8>,
+        options: &CodecOptions,
+    ) -> Result<Option<Vec<u8>>, ArrayError> {
+        self.encode_one(
+            &self.codecs,
+            (&self.data_type, &self.fill_value, self.nan_fill),
+            shape,
+            elements,
+            options,
+        )
+        .map_err(|e| ArrayError::Other(format!("chunk {key}: {}", error_chain(&e))))
+    }
+
+    /// An inner chunk from its `elements` (C order), through the inner
+    /// codecs; `None` for fill values not kept.
     fn encode_inner(
         &self,
         shards: &Shards,
-        view: &Strided<'_>,
+        elements: Vec<u8>,
         options: &CodecOptions,
     ) -> Result<Option<Vec<u8>>, ArrayError> {
-        let inner: Vec<u64> = shards.subchunk_shape.iter().map(|n| n.get()).collect();
         self.encode_one(
-            &shards.inner_codecs,
+            &shards.layout.inner_codecs,
             (&shards.data_type, &shards.fill_value, shards.nan_fill),
-            &shards.subchunk_shape,
-            view,
-            &vec![0; inner.len()],
-            &inner,
+            &shards.layout.subchunk_shape,
+            elements,
             options,
         )
     }
 
-    /// The elements of the box of `shape` at `start` in `source`, through
-    /// `codecs`; `None` for fill values not kept.
-    #[allow(clippy::too_many_arguments)]
+    /// `elements` (C order, of `shape`) through `codecs`; `None` for fill
+    /// values not kept.
     fn encode_one(
         &self,
         codecs: &CodecChain,
         (data_type, fill_value, nan): (&DataType, &FillValue, Option<NumericType>),
         shape: &[NonZeroU64],
-        source: &Strided<'_>,
-        start: &[u64],
-        dims: &[u64],
+        elements: Vec<u8>,
         options: &CodecOptions,
     ) -> Result<Option<Vec<u8>>, ArrayError> {
-        let mut elements = Vec::new();
-        source.gather(start, dims, &mut elements);
         let bytes = ArrayBytes::new_flen(Cow::Owned(elements));
         if !self.keep_fill && is_fill(&bytes, fill_value, nan) {
             return Ok(None);
@@ -456,12 +426,12 @@ impl ChunkEncoder {
         encoded: Vec<Option<Cow<'_, [u8]>>>,
         options: &CodecOptions,
     ) -> Result<Vec<u8>, ArrayError> {
-        let index_shape = index_shape(grid);
-        let index_size = index_size(key, shards, &index_shape)?;
+        let (index_shape, index_size) = shard_index_size(key, grid, &shards.layout.index_codecs)?;
+        let index_size = index_size as usize;
         let uint64 = data_type::uint64();
         let missing = FillValue::from(u64::MAX);
         let data: usize = encoded.iter().flatten().map(|c| c.len()).sum();
-        let mut offset = match shards.index_location {
+        let mut offset = match shards.layout.index_location {
             ShardingIndexLocation::Start => index_size,
             ShardingIndexLocation::End => 0,
         } as u64;
@@ -475,7 +445,7 @@ impl ChunkEncoder {
             }
         }
         let index_bytes: Vec<u8> = index.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let index_encoded = shards.index_codecs.encode(
+        let index_encoded = shards.layout.index_codecs.encode(
             ArrayBytes::new_flen(Cow::Owned(index_bytes)),
             &index_shape,
             &uint64,
@@ -489,7 +459,7 @@ impl ChunkEncoder {
             )));
         }
         let mut shard = Vec::with_capacity(index_size + data);
-        if shards.index_location == ShardingIndexLocation::Start {
+        if shards.layout.index_location == ShardingIndexLocation::Start {
             shard.extend_from_slice(&index_encoded);
         }
         for &p in &order {
@@ -497,7 +467,7 @@ impl ChunkEncoder {
                 shard.extend_from_slice(chunk);
             }
         }
-        if shards.index_location == ShardingIndexLocation::End {
+        if shards.layout.index_location == ShardingIndexLocation::End {
             shard.extend_from_slice(&index_encoded);
         }
         Ok(shard)
@@ -543,32 +513,9 @@ fn is_fill(bytes: &ArrayBytes<'_>, fill_value: &FillValue, nan: Option<NumericTy
     }
 }
 
-/// The shape of the index of a shard of `grid` inner chunks.
-fn index_shape(grid: &[u64]) -> Vec<NonZeroU64> {
-    let mut shape: Vec<NonZeroU64> = grid
-        .iter()
-        .map(|&n| NonZeroU64::new(n).expect("a shard has at least one inner chunk"))
-        .collect();
-    shape.push(NonZeroU64::new(2).expect("2 is not zero"));
-    shape
-}
-
-/// The encoded size of a shard's index, which its codecs must fix.
-fn index_size(key: &str, shards: &Shards, index_shape: &[NonZeroU64]) -> Result<usize, ArrayError> {
-    match shards.index_codecs.encoded_representation(
-        index_shape,
-        &data_type::uint64(),
-        &FillValue::from(u64::MAX),
-    )? {
-        BytesRepresentation::FixedSize(size) => Ok(size as usize),
-        _ => Err(ArrayError::Other(format!(
-            "shard {key}: sharding_indexed index_codecs do not give an index of fixed size"
-        ))),
-    }
-}
-
 /// The encoded bytes of each inner chunk of the stored shard `bytes`
-/// (`None` for one not stored), from its index.
+/// (`None` for one not stored), from its index, checked as the read engine
+/// checks it.
 fn stored_chunks<'b>(
     key: &str,
     shards: &Shards,
@@ -576,49 +523,56 @@ fn stored_chunks<'b>(
     bytes: &'b [u8],
     options: &CodecOptions,
 ) -> Result<Vec<Option<&'b [u8]>>, ArrayError> {
-    let index_shape = index_shape(grid);
-    let index_size = index_size(key, shards, &index_shape)?;
     let damaged =
         |why: String| ArrayError::from(StoredChunkDamaged::new(format!("shard {key}"), why));
-    if bytes.len() < index_size {
+    let (index_shape, index_size) = shard_index_size(key, grid, &shards.layout.index_codecs)?;
+    let size = index_size as usize;
+    if bytes.len() < size {
         return Err(damaged(format!(
-            "{} bytes stored, fewer than its index's {index_size}",
+            "{} bytes stored, fewer than its index's {size}",
             bytes.len()
         )));
     }
-    let index_bytes = match shards.index_location {
-        ShardingIndexLocation::Start => &bytes[..index_size],
-        ShardingIndexLocation::End => &bytes[bytes.len() - index_size..],
+    let index_bytes = match shards.layout.index_location {
+        ShardingIndexLocation::Start => &bytes[..size],
+        ShardingIndexLocation::End => &bytes[bytes.len() - size..],
     };
-    let decoded = shards
-        .index_codecs
-        .decode(
-            Cow::Borrowed(index_bytes),
-            &index_shape,
-            &data_type::uint64(),
-            &FillValue::from(u64::MAX),
-            options,
-        )
-        .map_err(ArrayError::from)
-        .and_then(|b| Ok(b.into_fixed()?.into_owned()))
-        .map_err(|e| damaged(format!("index: {}", error_chain(&e))))?;
-    decoded
-        .chunks_exact(16)
-        .enumerate()
-        .map(|(p, entry)| {
-            let offset = u64::from_ne_bytes(entry[..8].try_into().expect("8 bytes"));
-            let size = u64::from_ne_bytes(entry[8..].try_into().expect("8 bytes"));
-            if offset == u64::MAX && size == u64::MAX {
-                return Ok(None);
-            }
-            match offset.checked_add(size).filter(|&e| e <= bytes.len() as u64) {
-                Some(end) => Ok(Some(&bytes[offset as usize..end as usize])),
-                None => Err(damaged(format!(
-                    "inner chunk {:?}: index entry offset {offset}, size {size} outside the shard's {} bytes",
-                    coordinates(p, grid),
-                    bytes.len()
-                ))),
-            }
+    let index = ShardIndex::decode(
+        key,
+        index_bytes,
+        &index_shape,
+        index_size,
+        Some(bytes.len() as u64),
+        &shards.layout,
+        options,
+    )
+    .map_err(|e| damaged(e.to_string()))?;
+    let count = grid.iter().product::<u64>() as usize;
+    Ok((0..count)
+        .map(|p| {
+            index
+                .range(p)
+                .map(|r| &bytes[r.start as usize..r.end as usize])
         })
-        .collect()
+        .collect())
+}
+
+/// The elements of a chunk of `shape` from its `stored` bytes (decoded by
+/// `codecs`), or fill values where nothing is stored.
+fn stored_or_fill(
+    codecs: &CodecChain,
+    (data_type, fill_value): (&DataType, &FillValue),
+    shape: &[NonZeroU64],
+    stored: Option<&[u8]>,
+    options: &CodecOptions,
+) -> Result<Vec<u8>, ArrayError> {
+    match stored {
+        Some(bytes) => Ok(codecs
+            .decode(Cow::Borrowed(bytes), shape, data_type, fill_value, options)?
+            .into_fixed()?
+            .into_owned()),
+        None => Ok(fill_value
+            .as_ne_bytes()
+            .repeat(shape.iter().map(|n| n.get()).product::<u64>() as usize)),
+    }
 }

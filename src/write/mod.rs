@@ -61,6 +61,8 @@ use rayon::prelude::*;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions, Element};
 use zarrs::storage::{ReadableWritableStorageTraits, StorageError};
 
+use crate::read::engine::plan::has_storage_transformers;
+
 /// Writes from the caller's memory, for [`Array`] over any readable and
 /// writable store. See the [module documentation](self).
 pub trait ArrayWriteExt {
@@ -132,15 +134,6 @@ impl<S: ?Sized + ReadableWritableStorageTraits + 'static> ArrayWriteExt for Arra
         chunks
             .par_iter()
             .try_for_each(|indices| store_one(self, &encoder, window, &source, indices, options))
-    }
-}
-
-/// Whether `array` has storage transformers (the crate does not apply
-/// them: zarrs writes such arrays).
-fn has_storage_transformers<S: ?Sized>(array: &Array<S>) -> bool {
-    match array.metadata() {
-        zarrs::metadata::ArrayMetadata::V3(m) => !m.storage_transformers.is_empty(),
-        zarrs::metadata::ArrayMetadata::V2(_) => false,
     }
 }
 

@@ -11,6 +11,8 @@
 //! code, which for a grid whose sides are not powers of two still visits
 //! every chunk once.
 
+use crate::read::engine::shard_index::unravel;
+
 /// The order in which a shard's inner chunks are laid out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum InnerOrder {
@@ -50,7 +52,7 @@ impl InnerOrder {
             Self::Colexicographic => {
                 let mut keyed: Vec<(Vec<u64>, usize)> = (0..count)
                     .map(|p| {
-                        let mut c = coordinates(p, grid);
+                        let mut c = unravel(p, grid);
                         c.reverse();
                         (c, p)
                     })
@@ -64,23 +66,13 @@ impl InnerOrder {
                     .map(|&n| u64::BITS - n.saturating_sub(1).leading_zeros())
                     .collect();
                 let mut keyed: Vec<(Vec<u64>, usize)> = (0..count)
-                    .map(|p| (morton_code(&coordinates(p, grid), &bits), p))
+                    .map(|p| (morton_code(&unravel(p, grid), &bits), p))
                     .collect();
                 keyed.sort_unstable();
                 keyed.into_iter().map(|(_, p)| p).collect()
             }
         }
     }
-}
-
-/// The coordinates of C-order position `p` in a grid of `grid` chunks.
-pub(crate) fn coordinates(mut p: usize, grid: &[u64]) -> Vec<u64> {
-    let mut c = vec![0u64; grid.len()];
-    for (d, &n) in grid.iter().enumerate().rev() {
-        c[d] = p as u64 % n;
-        p /= n as usize;
-    }
-    c
 }
 
 /// The compressed Morton code of `c`, as 64-bit words with the highest

@@ -167,6 +167,25 @@ impl<'a> Strided<'a> {
         });
     }
 
+    /// Write this view, its first element placed at `at`, into `dst`: the
+    /// C-order elements of the region of `dst_dims` whose first element is
+    /// at `dst_origin` (both in one frame, e.g. a shard's). Only the part
+    /// of the view inside the region is written.
+    pub(crate) fn overlay(&self, at: &[u64], dst: &mut [u8], dst_dims: &[u64], dst_origin: &[u64]) {
+        let n = at.len();
+        let lo: Vec<u64> = (0..n).map(|d| at[d].max(dst_origin[d])).collect();
+        let hi: Vec<u64> = (0..n)
+            .map(|d| (at[d] + self.shape[d]).min(dst_origin[d] + dst_dims[d]))
+            .collect();
+        if lo.iter().zip(&hi).any(|(l, h)| l >= h) {
+            return;
+        }
+        let part: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+        let from: Vec<u64> = lo.iter().zip(at).map(|(l, a)| l - a).collect();
+        let to: Vec<u64> = lo.iter().zip(dst_origin).map(|(l, o)| l - o).collect();
+        self.scatter(&from, &part, dst, dst_dims, &to);
+    }
+
     /// Copy the box of `shape` at `start` (inside the view) into `dst`, a
     /// C-order buffer of `dst_shape` elements, at `dst_start`.
     pub(crate) fn scatter(

@@ -1,8 +1,9 @@
 //! The strided view and the inner-chunk orders, against positions worked
 //! out by hand.
 
-use super::order::{InnerOrder, coordinates, morton_code};
+use super::order::{InnerOrder, morton_code};
 use super::strided::Strided;
+use crate::read::engine::shard_index::unravel;
 
 #[test]
 fn morton_order_of_a_4_by_2_grid() {
@@ -71,13 +72,6 @@ fn lexicographic_and_colexicographic_orders() {
         Ok(InnerOrder::Lexicographic)
     );
     assert!(InnerOrder::from_zarr_python("hilbert").is_err());
-}
-
-#[test]
-fn coordinates_of_c_positions() {
-    assert_eq!(coordinates(0, &[2, 3]), [0, 0]);
-    assert_eq!(coordinates(5, &[2, 3]), [1, 2]);
-    assert_eq!(coordinates(0, &[]), Vec::<u64>::new());
 }
 
 #[test]
@@ -162,7 +156,7 @@ fn random_views_against_a_naive_reading() {
         let count = shape.iter().product::<u64>() as usize;
         let offsets: Vec<isize> = (0..count)
             .map(|p| {
-                let at = coordinates(p, &shape);
+                let at = unravel(p, &shape);
                 origin as isize
                     + at.iter()
                         .zip(&strides)
@@ -196,7 +190,7 @@ fn random_views_against_a_naive_reading() {
         view.gather(&start, &size, &mut got);
         let mut want = Vec::new();
         for p in 0..size.iter().product::<u64>() as usize {
-            let at = coordinates(p, &size);
+            let at = unravel(p, &size);
             let whole: Vec<u64> = at.iter().zip(&start).map(|(a, s)| a + s).collect();
             let o = offsets[whole
                 .iter()

@@ -21,6 +21,7 @@
 //! through `CheckedStore` (ZARRS-AVOID(memory-store-ranges)).
 
 use std::num::NonZeroU64;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -136,12 +137,9 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     .unwrap();
     let options = CodecOptions::default().with_concurrent_target(threads);
     for _ in 0..2 {
-        let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
-        let c0 = u.int_in_range(0..=SHAPE[1] - 1)?;
-        let r1 = u.int_in_range(r0 + 1..=SHAPE[0])?;
-        let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
-        let window = ArraySubset::new_with_ranges(&[r0..r1, c0..c1]);
-        let touches = r0 < SHARD[0] && c0 < SHARD[1];
+        let (rows, cols) = draw_window(u)?;
+        let window = ArraySubset::new_with_ranges(&[rows.clone(), cols.clone()]);
+        let touches = rows.start < SHARD[0] && cols.start < SHARD[1];
         let read = array.retrieve_array_subset_vec_opt::<u16>(&window, &options);
         #[cfg(feature = "async")]
         {
@@ -163,8 +161,9 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         }
         match read {
             Ok(got) if !touches => {
-                let want: Vec<u16> = (r0..r1)
-                    .flat_map(|r| (c0..c1).map(move |c| value(r, c)))
+                let want: Vec<u16> = rows
+                    .clone()
+                    .flat_map(|r| cols.clone().map(move |c| value(r, c)))
                     .collect();
                 assert_eq!(got, want, "{window:?} does not touch the spoiled shard");
             }
@@ -182,14 +181,11 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
     // the shard in part reads its index and the inner chunks it covers in
     // part): never a panic; an error names the shard; after a success the
     // window reads back as written.
-    let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
-    let c0 = u.int_in_range(0..=SHAPE[1] - 1)?;
-    let r1 = u.int_in_range(r0 + 1..=SHAPE[0])?;
-    let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
-    let window = ArraySubset::new_with_ranges(&[r0..r1, c0..c1]);
-    let touches = r0 < SHARD[0] && c0 < SHARD[1];
-    let new: Vec<u16> = (r0..r1)
-        .flat_map(|r| (c0..c1).map(move |c| value(r, c).wrapping_add(5000)))
+    let (rows, cols) = draw_window(u)?;
+    let window = ArraySubset::new_with_ranges(&[rows.clone(), cols.clone()]);
+    let touches = rows.start < SHARD[0] && cols.start < SHARD[1];
+    let new: Vec<u16> = rows
+        .flat_map(|r| cols.clone().map(move |c| value(r, c).wrapping_add(5000)))
         .collect();
     let writable = Array::open(store, "/").unwrap();
     let written = writable.store_window(&window, &new);
@@ -209,4 +205,13 @@ fn run(u: &mut Unstructured) -> arbitrary::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A window of the array from the input: its rows and columns.
+fn draw_window(u: &mut Unstructured) -> arbitrary::Result<(Range<u64>, Range<u64>)> {
+    let r0 = u.int_in_range(0..=SHAPE[0] - 1)?;
+    let c0 = u.int_in_range(0..=SHAPE[1] - 1)?;
+    let r1 = u.int_in_range(r0 + 1..=SHAPE[0])?;
+    let c1 = u.int_in_range(c0 + 1..=SHAPE[1])?;
+    Ok((r0..r1, c0..c1))
 }

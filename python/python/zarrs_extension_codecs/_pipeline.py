@@ -473,13 +473,9 @@ class CodecPipeline(_CodecPipeline):
 
     async def _fetch(self, batch: list[BatchInfo]) -> list[bytes | None]:
         limit = asyncio.Semaphore(_concurrency())
-
-        async def get(byte_getter: ByteGetter, spec: ArraySpec) -> bytes | None:
-            async with limit:
-                buffer = await byte_getter.get(prototype=spec.prototype)
-            return None if buffer is None else buffer.to_bytes()
-
-        return list(await asyncio.gather(*(get(bg, spec) for bg, spec, *_ in batch)))
+        return list(
+            await asyncio.gather(*(_stored_bytes(bg, spec, limit) for bg, spec, *_ in batch))
+        )
 
     async def read(
         self,
@@ -1035,6 +1031,16 @@ class _Update:
     stored: bytes | None
 
 
+async def _stored_bytes(
+    byte_getter: ByteGetter, spec: ArraySpec, limit: asyncio.Semaphore
+) -> bytes | None:
+    """The bytes stored at `byte_getter` (`None`: nothing is), fetched
+    within `limit`'s count of requests at once."""
+    async with limit:
+        buffer = await byte_getter.get(prototype=spec.prototype)
+    return None if buffer is None else buffer.to_bytes()
+
+
 def _chunk_value(
     source: np.ndarray[Any, Any], out_selection: Any, drop_axes: tuple[int, ...], ndim: int
 ) -> Any:
@@ -1087,10 +1093,11 @@ async def _updates(
 
     async def update(i: int) -> _Update | None:
         byte_setter, spec, chunk_selection, out_selection, _ = batch[i]
-        if not _basic(chunk_selection) or _whole(chunk_selection, shape):
+        if not _basic(chunk_selection) or len(chunk_selection) != len(shape):
             return None
         ranges = _ranges(chunk_selection, shape)
-        if ranges is None:
+        if ranges is None or ranges == [(0, n) for n in shape]:
+            # Not a box, or the whole shard (encoded from the value alone).
             return None
         value = _box_value(
             _chunk_value(source, out_selection, drop_axes, len(shape)),
@@ -1098,9 +1105,7 @@ async def _updates(
             ranges,
             native.dtype,
         )
-        async with limit:
-            buffer = await byte_setter.get(prototype=spec.prototype)
-        stored = None if buffer is None else buffer.to_bytes()
+        stored = await _stored_bytes(byte_setter, spec, limit)
         return _Update(value, tuple(start for start, _ in ranges), stored)
 
     found = await asyncio.gather(*(update(i) for i in range(len(batch))))
@@ -1215,9 +1220,7 @@ async def _stored_chunks(
             # sharding codec does read a shard whose inner chunks the write
             # does not all cover (an edge shard's outside it are kept).
             return None
-        async with limit:
-            buffer = await byte_setter.get(prototype=spec.prototype)
-        return None if buffer is None else buffer.to_bytes()
+        return await _stored_bytes(byte_setter, spec, limit)
 
     olds = await asyncio.gather(*(existing(i) for i in range(len(batch))))
     stored = [(i, old) for i, old in enumerate(olds) if old is not None]

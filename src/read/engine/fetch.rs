@@ -123,7 +123,7 @@ impl<'a> ShardRead<'a> {
         options: &CodecOptions,
     ) -> Result<ShardIndex, ArrayError> {
         ShardIndex::decode(
-            &unit.key,
+            unit.key.as_str(),
             encoded,
             &self.index_shape,
             self.index_size,

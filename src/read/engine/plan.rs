@@ -190,9 +190,7 @@ impl Engine {
         let Some(element_size) = data_type.fixed_size() else {
             return Err(format!("variable-length data types: {}", type_name()));
         };
-        if let ArrayMetadata::V3(metadata) = array.metadata()
-            && !metadata.storage_transformers.is_empty()
-        {
+        if has_storage_transformers(array) {
             return Err("arrays with storage transformers".to_string());
         }
         let codecs = array.codecs();
@@ -331,6 +329,12 @@ enum Sharding {
     Yes(Box<ShardLayout>),
     /// Sharding whose configuration the engine cannot read.
     Unknown,
+}
+
+/// Whether `array` has storage transformers, which the crate's read and
+/// write paths do not apply (zarrs reads and writes such arrays).
+pub(crate) fn has_storage_transformers<S: ?Sized>(array: &Array<S>) -> bool {
+    matches!(array.metadata(), ArrayMetadata::V3(m) if !m.storage_transformers.is_empty())
 }
 
 /// The configuration of `codecs`' `sharding_indexed`, when they end in one
@@ -530,20 +534,30 @@ pub(crate) fn index_size(
     shards: &ShardLayout,
 ) -> Result<(Vec<NonZeroU64>, u64), ArrayError> {
     let per_shard = chunks_per_shard(unit, shards)?;
-    let mut shape: Vec<NonZeroU64> = per_shard
+    shard_index_size(unit.key.as_str(), &per_shard, &shards.index_codecs)
+}
+
+/// The shape of the index of the shard `key`, of `grid` inner chunks, and
+/// its size as `index_codecs` encode it (which must be fixed); for reads
+/// and writes alike.
+pub(crate) fn shard_index_size(
+    key: &str,
+    grid: &[u64],
+    index_codecs: &CodecChain,
+) -> Result<(Vec<NonZeroU64>, u64), ArrayError> {
+    let mut shape: Vec<NonZeroU64> = grid
         .iter()
         .map(|&n| NonZeroU64::new(n).expect("a shard has at least one inner chunk"))
         .collect();
     shape.push(NonZeroU64::new(2).expect("2 is not zero"));
-    match shards.index_codecs.encoded_representation(
+    match index_codecs.encoded_representation(
         &shape,
         &data_type::uint64(),
         &FillValue::from(u64::MAX),
     )? {
         BytesRepresentation::FixedSize(size) => Ok((shape, size)),
         _ => Err(ArrayError::Other(format!(
-            "shard {}: sharding_indexed index_codecs do not give an index of fixed size",
-            unit.key
+            "shard {key}: sharding_indexed index_codecs do not give an index of fixed size"
         ))),
     }
 }

@@ -7,7 +7,6 @@ use std::ops::Range;
 
 use zarrs::array::ArrayToBytesCodecTraits;
 use zarrs::array::{ArrayError, CodecOptions, FillValue, data_type};
-use zarrs::storage::StoreKey;
 
 use super::plan::{InnerBytes, ShardLayout};
 
@@ -27,7 +26,7 @@ impl ShardIndex {
     /// inner codecs can write, and, when the shard's length is known, no
     /// range past its end.
     pub(crate) fn decode(
-        key: &StoreKey,
+        key: &str,
         encoded: &[u8],
         index_shape: &[NonZeroU64],
         index_size: u64,
@@ -123,25 +122,29 @@ fn check_entry(
     Ok(Some(offset..end))
 }
 
-/// The indices of inner chunk `linear` in a grid of `per_shard` (C order).
-pub(crate) fn unravel(linear: usize, per_shard: &[NonZeroU64]) -> Vec<u64> {
+/// The indices of chunk `linear` (C order) in a grid of `grid` chunks (a
+/// shard's inner chunks; the write path's inner-chunk orders too).
+pub(crate) fn unravel(linear: usize, grid: &[u64]) -> Vec<u64> {
     let mut rest = linear as u64;
-    let mut indices = vec![0; per_shard.len()];
-    for (index, n) in indices.iter_mut().zip(per_shard).rev() {
-        *index = rest % n.get();
-        rest /= n.get();
+    let mut indices = vec![0; grid.len()];
+    for (index, &n) in indices.iter_mut().zip(grid).rev() {
+        *index = rest % n;
+        rest /= n;
     }
     indices
 }
 
-fn index_error(key: &StoreKey, why: String) -> ArrayError {
+fn index_error(key: &str, why: String) -> ArrayError {
     ArrayError::Other(format!("shard {key}: index: {why}"))
 }
 
-fn entry_error(key: &StoreKey, per_shard: &[NonZeroU64], inner: usize, why: String) -> ArrayError {
+fn entry_error(key: &str, per_shard: &[NonZeroU64], inner: usize, why: String) -> ArrayError {
     ArrayError::Other(format!(
         "shard {key}: index entry of inner chunk {:?}: {why}",
-        unravel(inner, per_shard)
+        unravel(
+            inner,
+            &per_shard.iter().map(|n| n.get()).collect::<Vec<_>>()
+        )
     ))
 }
 
@@ -172,7 +175,8 @@ mod tests {
 
     #[test]
     fn unravel_is_c_order() {
-        let shape = [NonZeroU64::new(2).unwrap(), NonZeroU64::new(3).unwrap()];
+        let shape = [2, 3];
+        assert_eq!(unravel(0, &[]), Vec::<u64>::new());
         assert_eq!(unravel(0, &shape), [0, 0]);
         assert_eq!(unravel(4, &shape), [1, 1]);
         assert_eq!(unravel(5, &shape), [1, 2]);

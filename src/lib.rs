@@ -91,6 +91,8 @@ pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
 };
 pub use write::ArrayWriteExt;
+#[cfg(feature = "async")]
+pub use write::AsyncArrayWriteExt;
 
 /// The Rust blocks of the README and of `docs/` as doc tests: `cargo test
 /// --doc` compiles them, and runs those not marked `no_run`. Pages with a

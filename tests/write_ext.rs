@@ -9,6 +9,10 @@
 //!   element; sharded and not) read back as after zarrs' own
 //!   `store_array_subset` of the same windows, and leave the same keys.
 //! - A value `cast_value` cannot encode fails the write naming the chunk.
+//!
+//! With feature `async`, each test runs again through `AsyncArrayWriteExt`
+//! over zarrs' `AsyncObjectStore` (object_store's local file system) and
+//! must give the same files.
 
 mod common;
 
@@ -16,7 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{chunk_files, fixtures, le_to_ne, zarr_python_fixtures};
-use zarrs::array::{Array, ArrayBytes, ArraySubset, CodecOptions};
+use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs_extension_codecs::numeric::NumericType;
 use zarrs_extension_codecs::write::StoredChunkDamaged;
@@ -29,8 +33,95 @@ fn new_store(dir: &Path, metadata: &[u8]) -> Array<FilesystemStore> {
     open_array(Arc::new(FilesystemStore::new(dir).unwrap()), "/").unwrap()
 }
 
+/// Which API a test writes with.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Sync,
+    /// `AsyncArrayWriteExt` over `AsyncObjectStore`, on a current-thread
+    /// runtime (so an encode on the runtime would stall the write's own
+    /// stores, not hide among worker threads).
+    #[cfg(feature = "async")]
+    Async,
+}
+
+fn vias() -> Vec<Via> {
+    vec![
+        Via::Sync,
+        #[cfg(feature = "async")]
+        Via::Async,
+    ]
+}
+
+/// An array to write, by `via`; reads go through `read` (a
+/// `FilesystemStore` over the same directory).
+struct Writer {
+    via: Via,
+    read: Array<FilesystemStore>,
+    #[cfg(feature = "async")]
+    remote: (
+        Array<zarrs_object_store::AsyncObjectStore<object_store::local::LocalFileSystem>>,
+        tokio::runtime::Runtime,
+    ),
+}
+
+impl Writer {
+    /// A new store under `dir` with `metadata`, written through `via`.
+    fn new(dir: &Path, metadata: &[u8], via: Via) -> Self {
+        let read = new_store(dir, metadata);
+        Self {
+            via,
+            read,
+            #[cfg(feature = "async")]
+            remote: {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                let store = object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap();
+                let store = Arc::new(zarrs_object_store::AsyncObjectStore::new(store));
+                let array = runtime.block_on(Array::async_open(store, "/")).unwrap();
+                (array, runtime)
+            },
+        }
+    }
+
+    fn write(&self, window: &ArraySubset, bytes: &[u8]) -> Result<(), ArrayError> {
+        let options = CodecOptions::default();
+        match self.via {
+            Via::Sync => self.read.store_window_bytes_opt(window, bytes, &options),
+            #[cfg(feature = "async")]
+            Via::Async => {
+                use zarrs_extension_codecs::AsyncArrayWriteExt;
+                let (array, runtime) = &self.remote;
+                runtime.block_on(array.async_store_window_bytes_opt(window, bytes, &options))
+            }
+        }
+    }
+
+    fn write_values<T: zarrs::array::Element + bytemuck::Pod + Send + Sync>(
+        &self,
+        window: &ArraySubset,
+        values: &[T],
+    ) -> Result<(), ArrayError> {
+        match self.via {
+            Via::Sync => self.read.store_window(window, values),
+            #[cfg(feature = "async")]
+            Via::Async => {
+                use zarrs_extension_codecs::AsyncArrayWriteExt;
+                let (array, runtime) = &self.remote;
+                runtime.block_on(array.async_store_window(window, values))
+            }
+        }
+    }
+}
+
 #[test]
 fn whole_writes_give_zarr_pythons_files() {
+    for via in vias() {
+        whole_writes_give_zarr_pythons_files_via(via);
+    }
+}
+
+fn whole_writes_give_zarr_pythons_files_via(via: Via) {
     let tmp = tempfile::tempdir().unwrap();
     let mut compared = 0;
     let mut sharded = 0;
@@ -41,28 +132,35 @@ fn whole_writes_give_zarr_pythons_files() {
         };
         let metadata = std::fs::read(fixture.store.join("zarr.json")).unwrap();
         let dir = tmp.path().join(&fixture.name);
-        let array = new_store(&dir, &metadata);
+        let writer = Writer::new(&dir, &metadata, via);
+        let array = &writer.read;
         let data_type = NumericType::from_data_type(array.data_type()).unwrap();
         let input = le_to_ne(&input, data_type.size());
-        array
-            .store_window_bytes_opt(&array.subset_all(), &input, &CodecOptions::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
+        writer
+            .write(&array.subset_all(), &input)
+            .unwrap_or_else(|e| panic!("{via:?}: {}: {e}", fixture.name));
         let ours = chunk_files(&dir);
         let theirs = chunk_files(&fixture.store);
         let keys =
             |files: &[(String, Vec<u8>)]| files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-        assert_eq!(keys(&ours), keys(&theirs), "{}: keys", fixture.name);
+        assert_eq!(
+            keys(&ours),
+            keys(&theirs),
+            "{via:?}: {}: keys",
+            fixture.name
+        );
         for ((key, a), (_, b)) in ours.iter().zip(&theirs) {
             assert!(
                 a == b,
-                "{}: {key}: bytes differ from zarr-python's",
+                "{via:?}: {}: {key}: bytes differ from zarr-python's",
                 fixture.name
             );
         }
         // The same input in unaligned pieces (each chunk or shard written
         // in parts, read back and merged): the same files again.
         let dir = tmp.path().join(format!("{}-pieces", fixture.name));
-        let array = new_store(&dir, &metadata);
+        let writer = Writer::new(&dir, &metadata, via);
+        let array = &writer.read;
         for window in pieces(array.shape()) {
             let part = common::slice(
                 &input,
@@ -71,21 +169,21 @@ fn whole_writes_give_zarr_pythons_files() {
                 window.shape(),
                 data_type.size(),
             );
-            array
-                .store_window_bytes_opt(&window, &part, &CodecOptions::default())
-                .unwrap_or_else(|e| panic!("{}: {window:?}: {e}", fixture.name));
+            writer
+                .write(&window, &part)
+                .unwrap_or_else(|e| panic!("{via:?}: {}: {window:?}: {e}", fixture.name));
         }
         let in_pieces = chunk_files(&dir);
         assert_eq!(
             keys(&in_pieces),
             keys(&theirs),
-            "{}: keys, in pieces",
+            "{via:?}: {}: keys, in pieces",
             fixture.name
         );
         for ((key, a), (_, b)) in in_pieces.iter().zip(&theirs) {
             assert!(
                 a == b,
-                "{}: {key}: written in pieces, bytes differ",
+                "{via:?}: {}: {key}: written in pieces, bytes differ",
                 fixture.name
             );
         }
@@ -94,7 +192,7 @@ fn whole_writes_give_zarr_pythons_files() {
     }
     assert!(
         compared >= 30 && sharded >= 3,
-        "{compared} fixtures, {sharded} sharded"
+        "{via:?}: {compared} fixtures, {sharded} sharded"
     );
 }
 
@@ -202,10 +300,17 @@ fn windows() -> Vec<(ArraySubset, u16)> {
 
 #[test]
 fn windows_read_back_as_after_zarrs_writes() {
+    for via in vias() {
+        windows_read_back_as_after_zarrs_writes_via(via);
+    }
+}
+
+fn windows_read_back_as_after_zarrs_writes_via(via: Via) {
     let tmp = tempfile::tempdir().unwrap();
     for (name, codecs) in chains() {
         let document = metadata(&codecs);
-        let ours = new_store(&tmp.path().join(format!("{name}-ours")), &document);
+        let writer = Writer::new(&tmp.path().join(format!("{name}-ours")), &document, via);
+        let ours = &writer.read;
         let theirs = new_store(&tmp.path().join(format!("{name}-zarrs")), &document);
         for (step, (window, base)) in windows().into_iter().enumerate() {
             // `u16::MAX` writes the fill value; else values that vary.
@@ -218,8 +323,9 @@ fn windows_read_back_as_after_zarrs_writes() {
                     }
                 })
                 .collect();
-            ours.store_window(&window, &values)
-                .unwrap_or_else(|e| panic!("{name}, step {step}: {e}"));
+            writer
+                .write_values(&window, &values)
+                .unwrap_or_else(|e| panic!("{via:?}: {name}, step {step}: {e}"));
             theirs
                 .store_array_subset(
                     &window,
@@ -231,7 +337,7 @@ fn windows_read_back_as_after_zarrs_writes() {
             let b: Vec<u16> = theirs.retrieve_array_subset_vec(&all).unwrap();
             assert!(
                 a == b,
-                "{name}, step {step}: values differ from zarrs' write"
+                "{via:?}: {name}, step {step}: values differ from zarrs' write"
             );
             let keys = |dir: &str| {
                 chunk_files(&tmp.path().join(dir))
@@ -242,14 +348,14 @@ fn windows_read_back_as_after_zarrs_writes() {
             assert_eq!(
                 keys(&format!("{name}-ours")),
                 keys(&format!("{name}-zarrs")),
-                "{name}, step {step}: stored keys"
+                "{via:?}: {name}, step {step}: stored keys"
             );
             if !name.starts_with("sharded") {
                 // One chunk per key, same codecs: the same bytes.
                 assert_eq!(
                     chunk_files(&tmp.path().join(format!("{name}-ours"))),
                     chunk_files(&tmp.path().join(format!("{name}-zarrs"))),
-                    "{name}, step {step}: chunk bytes"
+                    "{via:?}: {name}, step {step}: chunk bytes"
                 );
             }
         }
@@ -258,6 +364,12 @@ fn windows_read_back_as_after_zarrs_writes() {
 
 #[test]
 fn a_value_cast_value_cannot_encode_names_its_chunk() {
+    for via in vias() {
+        a_value_cast_value_cannot_encode_names_its_chunk_via(via);
+    }
+}
+
+fn a_value_cast_value_cannot_encode_names_its_chunk_via(via: Via) {
     let tmp = tempfile::tempdir().unwrap();
     let codecs = serde_json::json!([
         {"name": "sharding_indexed", "configuration": {
@@ -270,11 +382,11 @@ fn a_value_cast_value_cannot_encode_names_its_chunk() {
             "index_location": "end"
         }}
     ]);
-    let array = new_store(&tmp.path().join("a"), &metadata(&codecs));
+    let writer = Writer::new(&tmp.path().join("a"), &metadata(&codecs), via);
     let mut values = vec![1u16; 16 * 16];
     values[5 * 16 + 9] = 300;
-    let err = array
-        .store_window(&ArraySubset::new_with_ranges(&[16..32, 16..32]), &values)
+    let err = writer
+        .write_values(&ArraySubset::new_with_ranges(&[16..32, 16..32]), &values)
         .unwrap_err();
     // A value the codecs refuse is not damage to what is stored.
     assert!(StoredChunkDamaged::in_error(&err).is_none(), "{err}");
@@ -290,27 +402,36 @@ fn a_value_cast_value_cannot_encode_names_its_chunk() {
 
 #[test]
 fn windows_outside_the_array_or_of_the_wrong_size_are_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let array = new_store(&tmp.path().join("a"), &metadata(&chains()[0].1));
-    let outside = ArraySubset::new_with_ranges(&[30..40, 0..4]);
-    assert!(array.store_window(&outside, &[0u16; 40]).is_err());
-    let window = ArraySubset::new_with_ranges(&[0..2, 0..2]);
-    assert!(array.store_window(&window, &[0u16; 3]).is_err());
-    assert!(array.store_window(&window, &[0u32; 4]).is_err());
-    assert!(chunk_files(&tmp.path().join("a")).is_empty());
+    for via in vias() {
+        let tmp = tempfile::tempdir().unwrap();
+        let writer = Writer::new(&tmp.path().join("a"), &metadata(&chains()[0].1), via);
+        let outside = ArraySubset::new_with_ranges(&[30..40, 0..4]);
+        assert!(writer.write_values(&outside, &[0u16; 40]).is_err());
+        let window = ArraySubset::new_with_ranges(&[0..2, 0..2]);
+        assert!(writer.write_values(&window, &[0u16; 3]).is_err());
+        assert!(writer.write(&window, &[0u8; 7]).is_err());
+        assert!(writer.write_values(&window, &[0u32; 4]).is_err());
+        assert!(chunk_files(&tmp.path().join("a")).is_empty(), "{via:?}");
+    }
 }
 
 #[test]
 fn a_partial_write_over_a_damaged_shard_names_it() {
+    for via in vias() {
+        a_partial_write_over_a_damaged_shard_names_it_via(via);
+    }
+}
+
+fn a_partial_write_over_a_damaged_shard_names_it_via(via: Via) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("a");
-    let array = new_store(&dir, &metadata(&chains()[2].1));
+    let array = Writer::new(&dir, &metadata(&chains()[2].1), via);
     let window = ArraySubset::new_with_ranges(&[0..16, 0..16]);
-    array.store_window(&window, &[1u16; 256]).unwrap();
+    array.write_values(&window, &[1u16; 256]).unwrap();
     let part = ArraySubset::new_with_ranges(&[1..3, 1..3]);
     // Too short for its index.
     std::fs::write(dir.join("c/0/0"), [0u8; 10]).unwrap();
-    let err = array.store_window(&part, &[2u16; 4]).unwrap_err();
+    let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
     let damaged = StoredChunkDamaged::in_error(&err).expect("a typed error");
     assert_eq!(damaged.key(), "shard c/0/0");
     let err = err.to_string();
@@ -319,7 +440,7 @@ fn a_partial_write_over_a_damaged_shard_names_it() {
         "{err}"
     );
     // An index entry past the end: the crc32c is right, the offset is not.
-    array.store_window(&window, &[1u16; 256]).unwrap();
+    array.write_values(&window, &[1u16; 256]).unwrap();
     let mut shard = std::fs::read(dir.join("c/0/0")).unwrap();
     let index_at = shard.len() - (4 * 2 * 2 * 8 + 4);
     shard[index_at..index_at + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
@@ -327,7 +448,7 @@ fn a_partial_write_over_a_damaged_shard_names_it() {
     let n = shard.len();
     shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(dir.join("c/0/0"), &shard).unwrap();
-    let err = array.store_window(&part, &[2u16; 4]).unwrap_err();
+    let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
     assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
     let err = err.to_string();
     assert!(

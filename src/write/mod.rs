@@ -25,6 +25,9 @@
 //!   bytes that do not read fail the write of that chunk with a
 //!   [`StoredChunkDamaged`].
 //!
+//! [`AsyncArrayWriteExt`] (feature `async`) writes the same bytes through an
+//! async store, encoding off the runtime.
+//!
 //! Arrays with storage transformers are written by zarrs'
 //! `store_array_subset_opt`. A window outside the array is an error, as for
 //! reads; an error names the chunk (and inner chunk) whose encoding failed.
@@ -42,19 +45,22 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "async")]
+mod async_write;
 mod damaged;
 mod encoder;
 mod order;
+mod piece;
 mod strided;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "async")]
+pub use async_write::AsyncArrayWriteExt;
 pub use damaged::StoredChunkDamaged;
 pub use encoder::ChunkEncoder;
 pub use order::InnerOrder;
 pub use strided::Strided;
-
-use std::num::NonZeroU64;
 
 use bytemuck::Pod;
 use rayon::prelude::*;
@@ -62,6 +68,7 @@ use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions, Ele
 use zarrs::storage::{ReadableWritableStorageTraits, StorageError};
 
 use crate::read::engine::plan::has_storage_transformers;
+use piece::{Piece, check_window, chunks_of};
 
 /// Writes from the caller's memory, for [`Array`] over any readable and
 /// writable store. See the [module documentation](self).
@@ -111,99 +118,38 @@ impl<S: ?Sized + ReadableWritableStorageTraits + 'static> ArrayWriteExt for Arra
         bytes: &[u8],
         options: &CodecOptions,
     ) -> Result<(), ArrayError> {
-        if window.dimensionality() != self.dimensionality() || !window.inbounds_shape(self.shape())
-        {
-            return Err(ArrayError::InvalidArraySubset(
-                window.clone(),
-                self.shape().to_vec(),
-            ));
-        }
+        check_window(self, window)?;
         if has_storage_transformers(self) {
             return self.store_array_subset_opt(window, ArrayBytes::new_flen(bytes), options);
         }
         let encoder = ChunkEncoder::new(self)?;
         let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
             .map_err(|why| ArrayError::Other(format!("array {}: {why}", self.path())))?;
-        let Some(chunks) = self.chunks_in_array_subset(window)? else {
-            return Err(ArrayError::Other(format!(
-                "array {}: the chunks of window {window:?} are not known",
-                self.path()
-            )));
-        };
-        let chunks: Vec<Vec<u64>> = chunks.indices().into_iter().map(|c| c.to_vec()).collect();
-        chunks
-            .par_iter()
-            .try_for_each(|indices| store_one(self, &encoder, window, &source, indices, options))
+        chunks_of(self, window)?.par_iter().try_for_each(|indices| {
+            let piece = Piece::new(self, window, indices)?;
+            let view = source.sub(&piece.from, &piece.part);
+            let encoded = if piece.covered {
+                encoder.encode(piece.key.as_str(), &piece.shape, &view, options)?
+            } else {
+                // Only the window's part of the chunk is new: the rest is
+                // kept as stored (of a shard, the inner chunks the window
+                // does not touch keep their stored bytes).
+                let stored = self.storage().get(&piece.key)?;
+                encoder.encode_update(
+                    piece.key.as_str(),
+                    &piece.shape,
+                    stored.as_deref(),
+                    &piece.at,
+                    &view,
+                    options,
+                )?
+            };
+            let store = self.storage();
+            match encoded {
+                Some(bytes) => store.set(&piece.key, bytes.into()),
+                None => store.erase(&piece.key),
+            }
+            .map_err(|e: StorageError| ArrayError::StorageError(e))
+        })
     }
-}
-
-/// Encode and store (or erase) the chunk of `array` at `indices`, from the
-/// window alone when it covers the chunk, else merged with what is stored.
-fn store_one<S: ?Sized + ReadableWritableStorageTraits + 'static>(
-    array: &Array<S>,
-    encoder: &ChunkEncoder,
-    window: &ArraySubset,
-    source: &Strided<'_>,
-    indices: &[u64],
-    options: &CodecOptions,
-) -> Result<(), ArrayError> {
-    let key = array.chunk_key(indices);
-    let chunk = array.chunk_subset(indices)?;
-    let shape: Vec<NonZeroU64> = chunk
-        .shape()
-        .iter()
-        .map(|&n| NonZeroU64::new(n).expect("a chunk has no empty dimension"))
-        .collect();
-    let covered = chunk
-        .start()
-        .iter()
-        .zip(window.start())
-        .all(|(c, w)| c >= w)
-        && chunk
-            .end_exc()
-            .iter()
-            .zip(window.end_exc())
-            .all(|(c, w)| c <= &w);
-    let relative: Vec<u64> = chunk
-        .start()
-        .iter()
-        .zip(window.start())
-        .map(|(c, w)| c.saturating_sub(*w))
-        .collect();
-    let encoded = if covered {
-        let view = source.sub(&relative, chunk.shape());
-        encoder.encode(key.as_str(), &shape, &view, options)?
-    } else {
-        // Only the window's part of the chunk is new: the rest is kept as
-        // stored (of a shard, the inner chunks the window does not touch
-        // keep their stored bytes).
-        let part = chunk.overlap(window)?;
-        let from: Vec<u64> = part
-            .start()
-            .iter()
-            .zip(window.start())
-            .map(|(p, w)| p - w)
-            .collect();
-        let at: Vec<u64> = part
-            .start()
-            .iter()
-            .zip(chunk.start())
-            .map(|(p, c)| p - c)
-            .collect();
-        let stored = array.storage().get(&key)?;
-        encoder.encode_update(
-            key.as_str(),
-            &shape,
-            stored.as_deref(),
-            &at,
-            &source.sub(&from, part.shape()),
-            options,
-        )?
-    };
-    let store = array.storage();
-    match encoded {
-        Some(bytes) => store.set(&key, bytes.into()),
-        None => store.erase(&key),
-    }
-    .map_err(|e: StorageError| ArrayError::StorageError(e))
 }

@@ -295,14 +295,15 @@ pub(crate) async fn off_runtime<R: Send + 'static>(
 ) -> Result<R, ArrayError> {
     let (sender, receiver) = futures::channel::oneshot::channel();
     rayon::spawn(move || {
-        // The receiver is gone if the read was dropped: nothing to do.
+        // The receiver is gone if the read or write was dropped: nothing
+        // to do.
         let _ = sender.send(std::panic::catch_unwind(AssertUnwindSafe(job)));
     });
     match receiver.await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(_) => Err(ArrayError::Other(
-            "a decode job ended without a result".to_string(),
+            "a job on rayon's threads ended without a result".to_string(),
         )),
     }
 }

@@ -22,7 +22,15 @@
 //!
 //! ```sh
 //! cargo bench --bench write
+//! bash scripts/bench/write_memory.sh   # peak memory of each whole write
 //! ```
+//!
+//! With `WRITE_PEAK=LAYOUT/WRITER/THREADS` (e.g. `band/ext/1`), the bench
+//! makes one whole write of that layout instead, and prints how far the
+//! process's peak resident memory (`VmHWM`, reset just before through
+//! `/proc/self/clear_refs`) rose above what it held before the write (the
+//! input among it): what the write itself needs. One case per process, so
+//! that memory freed by an earlier write cannot be reused unseen.
 
 mod common;
 
@@ -260,8 +268,59 @@ fn bench_tiles(c: &mut Criterion, values: &[u8]) {
     );
 }
 
+/// A `/proc/self/status` field, in KiB.
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
+}
+
+/// The `WRITE_PEAK` case `layout/writer/threads` (see the module doc).
+#[allow(clippy::cast_precision_loss)]
+fn peak(case: &str) {
+    let [layout, writer, threads] = case.split('/').collect::<Vec<_>>()[..] else {
+        panic!("WRITE_PEAK={case}: expected LAYOUT/WRITER/THREADS, e.g. band/ext/1");
+    };
+    let (metadata, values) = match layout {
+        "band" => (band_metadata(), band_values()),
+        "volume" => (volume_metadata(), volume_values()),
+        _ => panic!("WRITE_PEAK={case}: layout is band or volume"),
+    };
+    let (_, options, pool) = thread_modes()
+        .into_iter()
+        .find(|mode| mode.0 == threads)
+        .unwrap_or_else(|| panic!("WRITE_PEAK={case}: threads is 1 or all"));
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("peak.zarr");
+    let array = create(&dir, &metadata);
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    // Resets VmHWM to the current resident size (Linux 4.0 and later).
+    std::fs::write("/proc/self/clear_refs", "5").expect("clear_refs");
+    let before = status_kib("VmRSS:");
+    run(pool.as_ref(), || {
+        write(writer, &array, &array.subset_all(), &values, &options);
+    });
+    let peak = status_kib("VmHWM:");
+    let largest = common::largest_file(&dir);
+    println!(
+        "{case}: input {:.1} MiB, held before {:.1} MiB, peak {:.1} MiB: {:.1} MiB above (largest stored chunk {:.1} MiB)",
+        values.len() as f64 / (1 << 20) as f64,
+        mib(before),
+        mib(peak),
+        mib(peak.saturating_sub(before)),
+        largest as f64 / (1 << 20) as f64,
+    );
+}
+
 fn main() {
     register_overrides();
+    if let Ok(case) = std::env::var("WRITE_PEAK") {
+        peak(&case);
+        return;
+    }
     // `configure_from_args`: under `cargo test --all-targets` each row runs
     // once, as a test.
     let mut c = common::config(Duration::from_secs(6))

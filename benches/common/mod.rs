@@ -92,3 +92,18 @@ where
         None => f(),
     }
 }
+
+/// The size of the largest file under `dir`, in bytes.
+pub fn largest_file(dir: &std::path::Path) -> u64 {
+    let mut largest = 0;
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let meta = entry.metadata().expect("metadata");
+        largest = largest.max(if meta.is_dir() {
+            largest_file(&entry.path())
+        } else {
+            meta.len()
+        });
+    }
+    largest
+}

@@ -16,6 +16,8 @@ drop them), and the ratio zarr's / ours from the same run. Sections:
 * scaling: the same store read one chunk per call (as dask tasks do) by 1 and 2 (and all)
   threads, by dask's threaded scheduler with 1 and 2 (and all) workers, and by a dask.distributed
   LocalCluster with 1 and 2 (and all) single-threaded worker processes;
+* async: each codec's async batch call (``decode`` / ``encode`` of one chunk, what zarr's
+  default pipeline calls), zarr's class against ours, and ours against its own sync call;
 * GIL probe: a pure-Python thread counts loop iterations while another thread decodes chunks;
   its rate, CPU share and longest stall tell whether the decode holds the GIL.
 
@@ -35,6 +37,7 @@ against zarr's (default ``zarrs_extension_codecs``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import importlib
 import importlib.metadata
@@ -267,36 +270,66 @@ class Report:
 # --- sections ----------------------------------------------------------------------------------
 
 
+@dataclass
+class ChunkData:
+    """One chunk of reflectances at each stage of the chain, and its spec."""
+
+    decoded: np.ndarray
+    scaled: np.ndarray  # what scale_offset hands cast_value on encode
+    codes: np.ndarray  # stored uint16
+    codes_f64: np.ndarray  # what cast_value hands scale_offset on decode
+    chunk_spec: ArraySpec
+
+    @classmethod
+    def of(cls, shape: tuple[int, ...]) -> ChunkData:
+        decoded = reflectance(shape)
+        with np.errstate(invalid="ignore"):
+            scaled = (decoded - OFFSET) * SCALE
+            codes = np.where(np.isnan(scaled), 0, np.clip(np.rint(scaled), 0, 65535))
+            codes = codes.astype(np.uint16)
+        codes_f64 = np.where(codes == 0, np.nan, codes.astype(np.float64))
+        return cls(decoded, scaled, codes, codes_f64, spec(shape))
+
+
+def sync_calls(impl: Impl, d: ChunkData) -> dict[str, Callable[[], Any]]:
+    """Each codec's `_encode_sync` / `_decode_sync` on `d`, by operation."""
+    so, cv = impl.codecs()
+    return {
+        "cast_value encode f64 -> u16": lambda: cv._encode_sync(nd(d.scaled), d.chunk_spec),
+        "cast_value decode u16 -> f64": lambda: cv._decode_sync(nd(d.codes), d.chunk_spec),
+        "scale_offset decode f64": lambda: so._decode_sync(nd(d.codes_f64), d.chunk_spec),
+        "scale_offset encode f64": lambda: so._encode_sync(nd(d.decoded), d.chunk_spec),
+    }
+
+
+def async_calls(
+    impl: Impl, d: ChunkData, loop: asyncio.AbstractEventLoop
+) -> dict[str, Callable[[], Any]]:
+    """Each codec's async batch call (`decode` / `encode` of `d` alone, what zarr's default
+    pipeline awaits) run to its end on `loop`, by operation."""
+    so, cv = impl.codecs()
+
+    def run(call: Callable[[list[tuple[Any, ArraySpec]]], Any], chunk: np.ndarray) -> Any:
+        async def first() -> Any:
+            return next(iter(await call([(nd(chunk), d.chunk_spec)])))
+
+        return loop.run_until_complete(first())
+
+    return {
+        "cast_value encode f64 -> u16": lambda: run(cv.encode, d.scaled),
+        "cast_value decode u16 -> f64": lambda: run(cv.decode, d.codes),
+        "scale_offset decode f64": lambda: run(so.decode, d.codes_f64),
+        "scale_offset encode f64": lambda: run(so.encode, d.decoded),
+    }
+
+
 def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None:
     rows = []
     ratios: dict[tuple[str, tuple[int, int]], tuple[float, float]] = {}
     for shape in sizes.codec_shapes:
-        decoded = reflectance(shape)
-        with np.errstate(invalid="ignore"):
-            scaled = (decoded - OFFSET) * SCALE  # what scale_offset hands cast_value on encode
-            codes = np.where(np.isnan(scaled), 0, np.clip(np.rint(scaled), 0, 65535))
-            codes = codes.astype(np.uint16)
-        codes_f64 = np.where(codes == 0, np.nan, codes.astype(np.float64))
-        chunk_spec = spec(shape)
-        nbytes = decoded.nbytes
-
-        def ops(
-            impl: Impl,
-            chunk_spec: ArraySpec = chunk_spec,
-            scaled: np.ndarray = scaled,
-            codes: np.ndarray = codes,
-            codes_f64: np.ndarray = codes_f64,
-            decoded: np.ndarray = decoded,
-        ) -> dict[str, Callable[[], Any]]:
-            so, cv = impl.codecs()
-            return {
-                "cast_value encode f64 -> u16": lambda: cv._encode_sync(nd(scaled), chunk_spec),
-                "cast_value decode u16 -> f64": lambda: cv._decode_sync(nd(codes), chunk_spec),
-                "scale_offset decode f64": lambda: so._decode_sync(nd(codes_f64), chunk_spec),
-                "scale_offset encode f64": lambda: so._encode_sync(nd(decoded), chunk_spec),
-            }
-
-        zarr_ops, our_ops = ops(impls[0]), ops(impls[1])
+        d = ChunkData.of(shape)
+        nbytes = d.decoded.nbytes
+        zarr_ops, our_ops = sync_calls(impls[0], d), sync_calls(impls[1], d)
         for name in zarr_ops:
             same = identical(
                 zarr_ops[name]().as_numpy_array(), our_ops[name]().as_numpy_array()
@@ -344,7 +377,7 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
             rows,
         )
     )
-    bench_scale_offset_kernels(impls, codes_f64, sizes, report)
+    bench_scale_offset_kernels(impls, d.codes_f64, sizes, report)
     goal_targets = {
         "cast_value encode f64 -> u16": 3.0,
         "cast_value decode u16 -> f64": 1.0,
@@ -360,6 +393,86 @@ def bench_codecs(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None
                 f"{r_all:.2f}x ({r_one:.2f}x on 1 core)",
                 r_all >= target,
             )
+
+
+def on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], Any]) -> Callable[[], Any]:
+    """`call` inside a coroutine run to its end on `loop`."""
+
+    async def inside() -> Any:
+        return call()
+
+    return lambda: loop.run_until_complete(inside())
+
+
+def bench_async(impls: tuple[Impl, Impl], sizes: Sizes, report: Report) -> None:
+    """The async batch calls: zarr's class against ours, and ours against its sync call."""
+    loop = asyncio.new_event_loop()
+    rows = []
+    try:
+        for shape in sizes.codec_shapes:
+            d = ChunkData.of(shape)
+            zarr_async, our_async = async_calls(impls[0], d, loop), async_calls(impls[1], d, loop)
+            # The sync call too is run on the loop, so that both pay the loop's own cost
+            # (tens of microseconds) and only the async machinery tells them apart.
+            our_sync = {name: on_loop(loop, call) for name, call in sync_calls(impls[1], d).items()}
+            for name in zarr_async:
+                same = identical(
+                    zarr_async[name]().as_numpy_array(), our_async[name]().as_numpy_array()
+                )
+                t = {}
+                for n in (len(ALL_CPUS), 1):
+                    with cores(n):
+                        t[n] = medians(
+                            [zarr_async[name], our_async[name], our_sync[name]],
+                            sizes.repeats,
+                            warmup=2,
+                        )
+                for n in (len(ALL_CPUS), 1):
+                    zarr_t, ours_t, sync_t = t[n]
+                    where = f"{shape[0]} x {shape[1]}, {n} core{'s' if n > 1 else ''}"
+                    rows.append(
+                        [
+                            where,
+                            name,
+                            fmt_ms(zarr_t),
+                            fmt_ms(ours_t),
+                            fmt_ms(sync_t),
+                            f"**{zarr_t / ours_t:.2f}x**",
+                            f"{sync_t / ours_t:.2f}x",
+                            "yes" if same else "**NO**",
+                        ]
+                    )
+                    if "decode" in name:
+                        report.goal(
+                            f"{name}, async, {where}",
+                            ">= 1.2x zarr's async; async as fast as sync",
+                            f"{zarr_t / ours_t:.2f}x zarr's; sync / async {sync_t / ours_t:.2f}x",
+                            zarr_t / ours_t >= 1.2 and sync_t / ours_t >= 0.95,
+                        )
+    finally:
+        loop.close()
+    report.add(
+        "#### Async calls\n\n"
+        "Each codec's async batch call, `decode` / `encode` of one chunk (what zarr's default "
+        "pipeline awaits), run to its end on one event loop; zarr's class, ours, and ours "
+        "through `_decode_sync` / `_encode_sync` called in a coroutine on the same loop (so "
+        f"that both pay the loop's own cost). ms median of {sizes.repeats}, timed in "
+        "turns. Ratios: zarr's async / ours async, ours sync / ours async (1.00x: no cost "
+        "for the async call; 0.95x or more counts as as fast).\n\n"
+        + table(
+            [
+                "chunk, cores",
+                "operation",
+                "zarr's async (ms)",
+                "ours async (ms)",
+                "ours sync (ms)",
+                "zarr / ours",
+                "sync / async",
+                "bit-identical",
+            ],
+            rows,
+        )
+    )
 
 
 def bench_scale_offset_kernels(
@@ -1115,8 +1228,8 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, help="where to put the store (default: a tmpdir)")
     parser.add_argument(
         "--sections",
-        default="codecs,eopf,read,scaling,gil",
-        help="comma-separated subset of codecs,eopf,read,scaling,gil",
+        default="codecs,async,eopf,read,scaling,gil",
+        help="comma-separated subset of codecs,async,eopf,read,scaling,gil",
     )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
@@ -1149,6 +1262,8 @@ def main() -> int:
             write_store(path, sizes)
         if "codecs" in sections:
             bench_codecs(impls, sizes, report)
+        if "async" in sections:
+            bench_async(impls, sizes, report)
         if "eopf" in sections:
             bench_eopf(impls, workdir, sizes, report)
         if "read" in sections:
@@ -1166,7 +1281,7 @@ def main() -> int:
         f"at the start, {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} at the end. "
         f"ours = `{args.ours}`; command: `python {' '.join(sys.argv)}`."
     )
-    goals = "#### Goals (issues 17 and 24)\n\n" + table(
+    goals = "#### Goals (issues 17, 24 and 34)\n\n" + table(
         ["goal", "target", "measured", ""], report.goals
     )
     text = header + "\n\n" + goals + "\n\n" + report.text()

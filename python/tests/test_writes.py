@@ -10,9 +10,10 @@ every write: the same stored keys (chunks of fill values not stored, shards
 whose inner chunks all are deleted, as zarr does), and the same values,
 bit for bit, read back by zarr's default pipeline and by the pipeline.
 Stored bytes may differ where a compressor runs (compressor libraries), or
-where zarrs' sharding codec lays out shards (C order: shards within shards,
-and writes with ``write_empty_chunks``); otherwise they are zarr's, a
-shard's inner chunks in Morton order included (checked here for the
+where zarrs' sharding codec lays out shards (C order: shards within
+shards); otherwise they are zarr's, a shard's inner chunks in Morton order
+included, with ``write_empty_chunks`` too (inner chunks of fill values the
+write touched stored, the others kept as stored: checked here for the
 uncompressed sharded layout; test_pipeline.py for unsharded chains).
 """
 
@@ -182,11 +183,7 @@ class Pair:
     def check(self) -> None:
         want, got = stored(self.stores[0]), stored(self.stores[1])
         assert got.keys() == want.keys()
-        if (
-            self.layout.get("compressors") is None
-            and "serializer" not in self.layout
-            and not self.write_empty_chunks
-        ):
+        if self.layout.get("compressors") is None and "serializer" not in self.layout:
             # No compressor, one level of shards: zarr-python's bytes, the
             # inner chunks in its Morton order.
             assert got == want
@@ -238,6 +235,21 @@ def test_windows_into_a_new_array(name: str, kind: str, tmp_path: Path) -> None:
         pair.write(window, values(pair.layout, shape, seed=20 + i))
 
 
+@pytest.mark.parametrize("name", ["sharded", "sharded-zstd", "eopf", "nested"])
+def test_windows_with_write_empty_chunks(name: str, tmp_path: Path) -> None:
+    """With ``write_empty_chunks``, windows into new and stored shards keep
+    the inner chunks of fill values they touch, and only those, as zarr's
+    sharding codec does (the same bytes where nothing compresses)."""
+    pair = Pair(name, "local", tmp_path, write_empty_chunks=True)
+    fill = pair.layout["fill_value"]
+    for i, (_, window) in enumerate(windows(seed=5)[:6]):
+        shape = np.empty(SHAPE, dtype="u1")[window].shape
+        pair.write(window, values(pair.layout, shape, seed=30 + i))
+    pair.write((slice(3, 20), slice(2, 9)), fill)
+    pair.write(Ellipsis, values(pair.layout, SHAPE, seed=6))
+    pair.write((slice(40, 70), slice(10, 45)), fill)
+
+
 @pytest.mark.parametrize("write_empty_chunks", [False, True])
 @pytest.mark.parametrize("name", list(LAYOUTS))
 def test_fill_values_are_dropped_as_zarr_drops_them(
@@ -282,6 +294,34 @@ def test_negative_zero_is_not_a_zero_fill(tmp_path: Path) -> None:
         pair.write((slice(0, 8), slice(0, 8)), 0.0)
     finally:
         del LAYOUTS["sharded-zero"]
+
+
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+@pytest.mark.parametrize("shards", [None, (16, 24)])
+def test_complex_chunks_of_fill_values(
+    write_empty_chunks: bool, shards: tuple[int, int] | None, tmp_path: Path
+) -> None:
+    """Complex zeros of either sign are fill values to zarr (dropped
+    without ``write_empty_chunks``), and every chunk written is stored with
+    it."""
+    name = f"complex-{write_empty_chunks}-{shards}"
+    LAYOUTS[name] = {
+        "dtype": "complex128",
+        "chunks": (8, 8),
+        "shards": shards,
+        "compressors": None,
+        "fill_value": 0j,
+    }
+    try:
+        pair = Pair(name, "local", tmp_path, write_empty_chunks=write_empty_chunks)
+        data = np.zeros(SHAPE, dtype="complex128")
+        data[20:30, 10:20] = 1 + 2j
+        data[40:48, 0:8] = complex(-0.0, -0.0)
+        pair.write(Ellipsis, data)
+        pair.write((slice(20, 30), slice(10, 20)), 0j)
+        pair.write((slice(0, 5), slice(0, 5)), 3 - 1j)
+    finally:
+        del LAYOUTS[name]
 
 
 def test_fortran_ordered_and_strided_values(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ zarr supports.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,27 +57,15 @@ async def run[R](
     return sync(chunk_array, chunk_spec)
 
 
-async def run_batch[C, R](
-    sync: Callable[[C, ArraySpec], R],
-    batch: Iterable[tuple[C | None, ArraySpec]],
-    otherwise: Callable[[list[tuple[C | None, ArraySpec]]], Awaitable[Iterable[R | None]]],
-) -> Iterable[R | None]:
-    """`sync` over a batch of chunks, in order (`None` for a missing chunk
-    stays `None`); with `ON_WORKER_THREAD`, `otherwise(batch)` (zarr's
-    batching, one task per chunk calling the async method)."""
-    items = list(batch)
-    if ON_WORKER_THREAD:
-        return await otherwise(items)
-    return [None if chunk is None else sync(chunk, spec) for chunk, spec in items]
-
-
 class SyncCalls:
     """zarr's async codec methods (`_decode_single`, `_encode_single`,
     `decode`, `encode`) as calls of the class's own `_decode_sync` /
-    `_encode_sync`, through `run` and `run_batch`.
+    `_encode_sync`: a batch in one loop over its chunks, in order (`None`
+    for a missing chunk stays `None`).
 
     First among a codec class's bases, before zarr's class: `super()` here
-    is then zarr's class, whose batching `run_batch` falls back on.
+    is then zarr's class, whose batching (one task per chunk) the
+    benchmark's `ON_WORKER_THREAD` falls back on.
     """
 
     _decode_sync: Callable[..., Any]
@@ -89,12 +77,22 @@ class SyncCalls:
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         return await run(self._encode_sync, chunk_array, chunk_spec)
 
+    # The loop is written out in each method rather than awaited from a
+    # helper: a batch of one small chunk is zarr's default, and a coroutine
+    # more per call is a few microseconds of a 256 x 256 chunk's 40-90
+    # (`bench_codecs.py`, section `async`).
     async def decode(
         self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
     ) -> Iterable[NDBuffer | None]:
-        return await run_batch(self._decode_sync, chunks_and_specs, super().decode)  # type: ignore[misc]
+        if ON_WORKER_THREAD:
+            return await super().decode(chunks_and_specs)  # type: ignore[misc]
+        sync = self._decode_sync
+        return [None if chunk is None else sync(chunk, spec) for chunk, spec in chunks_and_specs]
 
     async def encode(
         self, chunks_and_specs: Iterable[tuple[NDBuffer | None, ArraySpec]]
     ) -> Iterable[NDBuffer | None]:
-        return await run_batch(self._encode_sync, chunks_and_specs, super().encode)  # type: ignore[misc]
+        if ON_WORKER_THREAD:
+            return await super().encode(chunks_and_specs)  # type: ignore[misc]
+        sync = self._encode_sync
+        return [None if chunk is None else sync(chunk, spec) for chunk, spec in chunks_and_specs]

@@ -89,10 +89,10 @@ log = logging.getLogger(__name__)
 _BYTE_IDENTICAL = frozenset({"bytes", "transpose", "crc32c", "scale_offset", "cast_value"})
 # Chains of these are written by Rust: besides the above, lossless
 # compressors and sharding. Compressed bytes may differ from numcodecs' and
-# zarr's (library versions), as may shards within shards and shards written
-# with `write_empty_chunks` (zarrs' sharding codec: C order), but all decode
-# to the same values (python/tests/test_writes.py); other shards are laid
-# out as zarr lays them out. Any other codec
+# zarr's (library versions), as may shards within shards (zarrs' sharding
+# codec: C order), but all decode to the same values
+# (python/tests/test_writes.py); other shards are laid out as zarr lays them
+# out, with `write_empty_chunks` too. Any other codec
 # zarrs may have (a lossy one) is written by zarr's pipeline.
 _WRITES = _BYTE_IDENTICAL | {"blosc", "zstd", "gzip", "sharding_indexed"}
 
@@ -651,11 +651,13 @@ class CodecPipeline(_CodecPipeline):
             return
         spec = batch[0][1]
         if native.finest is not None and spec.config.write_empty_chunks:
-            # With `write_empty_chunks`, shards are encoded by zarrs'
-            # sharding codec (ChunkArray.encode_chunks), which never stores
-            # an inner chunk of fill values; zarr's does, and reads back
-            # what the codecs make of it: the same only if the fill value
-            # comes back unchanged through them.
+            # With `write_empty_chunks`, zarr stores the inner chunks of
+            # fill values a write touches, and reads back what the codecs
+            # make of them. Rust does too, but for shards within shards
+            # (zarrs' sharding codec leaves such inner chunks out) and
+            # writes by steps or integer arrays (merged and encoded whole:
+            # inner chunks the selection misses are stored too): the same
+            # values only if the fill value comes back unchanged.
             why = await self._fill_round_trips(spec)
             if why is not None:
                 _fallback(why)
@@ -1076,16 +1078,15 @@ async def _updates(
 ) -> dict[int, _Update]:
     """The chunks of the batch written as updates of a stored shard: a box
     (slices of step 1, integers) of a shard the write does not cover whole,
-    of a sharded chain with no shards within its shards, without
-    `write_empty_chunks` and of a real type (complex zeros of both signs
-    count as fill values in zarr, which Rust's test does not follow)."""
+    of a sharded chain with no shards within its shards and of a real type
+    (complex zeros of both signs count as fill values in zarr, which Rust's
+    test does not follow)."""
     if (
         native.inner is None
         or not native.rust_shards
         or native.finest != native.inner
         or native.dtype.kind == "c"
         or not batch
-        or batch[0][1].config.write_empty_chunks
     ):
         return {}
     shape = tuple(batch[0][1].shape)
@@ -1252,8 +1253,10 @@ async def _encode(
     def encode_all() -> list[np.ndarray[Any, Any] | None]:
         # Rust leaves out chunks (and a shard's inner chunks) of fill values
         # as `chunk_is_empty` counts them, but for complex zeros of either
-        # sign: numpy's pass over each chunk is needed for those alone.
-        complex_ = native.dtype.kind == "c"
+        # sign: numpy's pass over each chunk is needed for those alone
+        # (and not with `write_empty_chunks`, where nothing is left out).
+        write_empty = bool(batch[0][1].config.write_empty_chunks)
+        complex_ = native.dtype.kind == "c" and not write_empty
         result: list[np.ndarray[Any, Any] | None] = [None] * len(batch)
         updates = [(i, u) for i, u in enumerate(chunks) if isinstance(u, _Update)]
         if updates:
@@ -1261,6 +1264,7 @@ async def _encode(
                 [(list(coords[i]), u.value, u.stored, list(u.at)) for i, u in updates],
                 threads,
                 native.subchunk_order,
+                write_empty,
             )
             for (i, _), out in zip(updates, done, strict=True):
                 result[i] = out
@@ -1275,7 +1279,7 @@ async def _encode(
                 [(list(coords[i]), chunks[i]) for i in kept],
                 threads,
                 native.subchunk_order,
-                bool(batch[0][1].config.write_empty_chunks),
+                write_empty,
             )
             for i, out in zip(kept, done, strict=True):
                 result[i] = out

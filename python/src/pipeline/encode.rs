@@ -9,10 +9,7 @@ use std::num::NonZeroU64;
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use zarrs::array::codec::api::ArrayToBytesCodecTraits;
-use zarrs::array::{Array, ArrayBytes, ArrayError, CodecOptions};
-use zarrs::storage::ReadableStorageTraits;
-use zarrs_extension_codecs::error_chain;
+use zarrs::array::{ArrayError, CodecOptions};
 use zarrs_extension_codecs::write::{ChunkEncoder, StoredChunkDamaged, Strided};
 
 pyo3::create_exception!(
@@ -111,6 +108,12 @@ impl Memory {
 
     /// The elements as the crate's checked view.
     fn view(&self) -> Result<Strided<'_>, String> {
+        self.view_of(&self.shape)
+    }
+
+    /// The box of `shape` at the first element (inside the array's shape)
+    /// as the crate's checked view.
+    fn view_of(&self, shape: &[u64]) -> Result<Strided<'_>, String> {
         if self.len == usize::MAX {
             return Err(format!(
                 "a numpy view of shape {:?} and strides {:?} reaches past the address space",
@@ -130,58 +133,50 @@ impl Memory {
             // threads read the value without the GIL too.
             unsafe { std::slice::from_raw_parts(self.span, self.len) }
         };
-        Strided::new(span, self.origin, &self.shape, &self.strides, self.item)
+        if shape.len() != self.shape.len() || shape.iter().zip(&self.shape).any(|(a, b)| a > b) {
+            return Err(format!(
+                "a box of shape {shape:?} of a numpy array of shape {:?}",
+                self.shape
+            ));
+        }
+        Strided::new(span, self.origin, shape, &self.strides, self.item)
     }
 }
 
-/// One chunk to encode: its key (for messages), shape and memory.
+/// One chunk to encode: its key (for messages), shape, the shape of its
+/// part inside the array when only that part is written, and its memory.
 pub struct Job {
     pub key: String,
     pub shape: Vec<NonZeroU64>,
+    pub inside: Option<Vec<u64>>,
     pub source: Memory,
-}
-
-/// Who encodes a write's chunks.
-pub enum Encoder<'a> {
-    /// The crate's encoder (shards laid out as zarr-python lays them out).
-    Crate(Box<ChunkEncoder>),
-    /// The array's codecs in zarrs, each chunk gathered first: for shards
-    /// written with `write_empty_chunks`, whose inner chunks zarr keeps
-    /// where the write touched them (and only there), which the crate's
-    /// encoder does not follow.
-    Zarrs(&'a Array<dyn ReadableStorageTraits>),
 }
 
 /// Encode every job on the current rayon pool, each chunk by one task
 /// (the inner chunks of a shard as tasks of their own on the same pool):
 /// the bytes to store, or `None` where nothing is to be stored.
 pub fn encode_all(
-    encoder: &Encoder<'_>,
+    encoder: &ChunkEncoder,
     jobs: &[Job],
     options: &CodecOptions,
 ) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     jobs.par_iter()
         .map(|job| {
-            let view = job
-                .source
-                .view()
-                .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
-            match encoder {
-                Encoder::Crate(encoder) => encoder
-                    .encode(&job.key, &job.shape, &view, options)
-                    .map_err(|e| Failure::of(&e)),
-                Encoder::Zarrs(array) => array
-                    .codecs()
-                    .encode(
-                        ArrayBytes::new_flen(view.to_c_order()),
-                        &job.shape,
-                        array.data_type(),
-                        array.fill_value(),
-                        options,
-                    )
-                    .map(|bytes| Some(bytes.into_owned()))
-                    .map_err(|e| Failure::Other(format!("chunk {}: {}", job.key, error_chain(&e)))),
+            let failed = |why: String| Failure::Other(format!("chunk {}: {why}", job.key));
+            match &job.inside {
+                None => {
+                    let view = job.source.view().map_err(failed)?;
+                    encoder.encode(&job.key, &job.shape, &view, options)
+                }
+                // Written as the box inside the array of a chunk with
+                // nothing stored: the inner chunks outside it untouched.
+                Some(inside) => {
+                    let view = job.source.view_of(inside).map_err(failed)?;
+                    let origin = vec![0; inside.len()];
+                    encoder.encode_update(&job.key, &job.shape, None, &origin, &view, options)
+                }
             }
+            .map_err(|e| Failure::of(&e))
         })
         .collect()
 }

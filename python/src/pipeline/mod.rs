@@ -357,8 +357,9 @@ impl ChunkArray {
     /// caller's memory by the thread that encodes it (no copy of the whole
     /// batch); a shard's inner chunks are laid out in `order`, zarr's
     /// `subchunk_write_order` (`morton`, its default, `lexicographic`,
-    /// `colexicographic`, `unordered`), except with `write_empty_chunks`,
-    /// where zarrs' sharding codec encodes shards (C order). Stored bytes
+    /// `colexicographic`, `unordered`); with `write_empty_chunks`, every
+    /// inner chunk is stored, fill values or not, as zarr stores the inner
+    /// chunks a write touches. Stored bytes
     /// that do not read raise `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
     /// chunk's key when a shape does not fit or a chunk cannot be encoded
     /// (nothing is returned then).
@@ -373,15 +374,10 @@ impl ChunkArray {
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
         let array = self.array();
         let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
-        let chunk_encoder = ChunkEncoder::new(&*array)
+        let encoder = ChunkEncoder::new(&*array)
             .map_err(|e| PyValueError::new_err(e.to_string()))?
             .with_order(order)
             .keep_fill_chunks(write_empty_chunks);
-        let encoder = if write_empty_chunks && chunk_encoder.lays_out_shards() {
-            encode::Encoder::Zarrs(&array)
-        } else {
-            encode::Encoder::Crate(Box::new(chunk_encoder))
-        };
         let mut jobs = Vec::with_capacity(chunks.len());
         for (coords, chunk) in &chunks {
             let (key, shape) = self.key_and_shape(&array, coords)?;
@@ -393,9 +389,24 @@ impl ChunkArray {
                 )));
             }
             let size = self.element_type(chunk)?;
+            // Of a shard at the array's far edge, only the part inside the
+            // array is written: zarr never touches the inner chunks wholly
+            // outside it, so they are not stored with `write_empty_chunks`
+            // either (nor, without it, when the value holds other than
+            // fill values there).
+            let inside = if encoder.lays_out_shards() {
+                let bounded = array
+                    .chunk_subset_bounded(coords)
+                    .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
+                let shape: Vec<u64> = shape.iter().map(|n| n.get()).collect();
+                (bounded.shape() != shape.as_slice()).then(|| bounded.shape().to_vec())
+            } else {
+                None
+            };
             jobs.push(encode::Job {
                 key,
                 shape,
+                inside,
                 source: encode::Memory::of(chunk, size),
             });
         }
@@ -414,10 +425,11 @@ impl ChunkArray {
     /// a shard, only the inner chunks the box touches are encoded again
     /// (those it covers in part decoded first); the others keep their
     /// stored bytes, laid out in `order` (as `encode_chunks`). With the GIL
-    /// released, the chunks in parallel on `threads` threads. Chunks of
-    /// fill values are left out as without `write_empty_chunks` (the caller
-    /// writes with it through `encode_chunks`).
-    #[pyo3(signature = (updates, threads, order = "morton"))]
+    /// released, the chunks in parallel on `threads` threads. Chunks and
+    /// inner chunks of fill values the box touches are left out, or with
+    /// `write_empty_chunks` stored (zarr's sharding codec stores those, and
+    /// keeps the rest as they are).
+    #[pyo3(signature = (updates, threads, order = "morton", write_empty_chunks = false))]
     #[allow(clippy::type_complexity)]
     fn update_chunks<'py>(
         &self,
@@ -430,12 +442,14 @@ impl ChunkArray {
         )>,
         threads: usize,
         order: &str,
+        write_empty_chunks: bool,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
         let array = self.array();
         let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
         let encoder = ChunkEncoder::new(&*array)
             .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .with_order(order);
+            .with_order(order)
+            .keep_fill_chunks(write_empty_chunks);
         let mut jobs = Vec::with_capacity(updates.len());
         for (coords, value, stored, at) in &updates {
             let (key, shape) = self.key_and_shape(&array, coords)?;

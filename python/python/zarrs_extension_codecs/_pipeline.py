@@ -120,7 +120,23 @@ def _fallback(reason: str) -> None:
 
 def _threads() -> int:
     workers = zarr.config.get("threading.max_workers", None)
-    return pipeline_threads(int(workers) if workers else None)
+    # Rust's count of the CPUs reads the cgroup's quota files (13 µs, more
+    # on a loaded machine: 1-4 % of a 256 x 256 window); asked again only
+    # when what it depends on may have changed.
+    key = (
+        workers,
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        os.environ.get("ZARRS_EXTENSION_CODECS_THREADS"),
+        os.environ.get("OMP_NUM_THREADS"),
+    )
+    count = _THREADS.get(key)
+    if count is None:
+        count = _THREADS[key] = pipeline_threads(int(workers) if workers else None)
+    return count
+
+
+# `_threads()` by what it depends on (a handful of entries in a process).
+_THREADS: dict[tuple[Any, ...], int] = {}
 
 
 def _names(codecs: Iterable[Any]) -> set[str]:

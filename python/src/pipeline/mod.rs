@@ -152,11 +152,12 @@ impl ChunkArray {
         // codec splits with `par_iter`: on one of the pipeline's pools, not
         // on rayon's global pool, whose threads a child made by `fork()`
         // does not have (it would wait for them forever; see `threads`).
-        if !validated::contains(metadata) {
+        let key = validated::key(metadata);
+        if !validated::contains(&key) {
             threads::pool(1)?
                 .install(|| validate_codecs_for_reading(&array))
                 .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
-            validated::insert(metadata);
+            validated::insert(key);
         }
         if !array.data_type().is_fixed() {
             return Err(PyTypeError::new_err(format!(

@@ -1,14 +1,18 @@
-//! The array metadata documents whose codecs have been checked in this
-//! process (`validate_codecs_for_reading`, which round-trips a chunk of
-//! fill value through the chain: about a millisecond for a 256 x 256
-//! `scale_offset` + `cast_value` + blosc inner chunk). zarr-python builds a
-//! pipeline at every open of an array, and a tile server opens the same
-//! product again and again: the check is made once per document.
+//! The codec configurations whose codecs have been checked in this process
+//! (`validate_codecs_for_reading`, which round-trips a chunk of fill value
+//! through the chain: about a millisecond for a 256 x 256 `scale_offset` +
+//! `cast_value` + blosc inner chunk). zarr-python builds a pipeline at
+//! every open of an array, and a tile server opens the same product, and
+//! the bands of a product that share their codecs, again and again: the
+//! check is made once per configuration.
 //!
-//! The outcome depends on the document alone (the codecs registered in the
-//! process do not change once `register_overrides` has run, which every
-//! `ChunkArray` does first), so the exact text is the key. Only successes
-//! are kept: a failure is checked again, and gives the same error.
+//! The outcome depends on the metadata document alone (the codecs
+//! registered in the process do not change once `register_overrides` has
+//! run, which every `ChunkArray` does first), and of it not on the array's
+//! `shape`, `attributes` or `dimension_names`: the check encodes one chunk
+//! of the grid's chunk shape with the data type, fill value and codecs.
+//! So the key is the document without those ([`key`]). Only successes are
+//! kept: a failure is checked again, and gives the same error.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -25,11 +29,26 @@ fn checked() -> std::sync::MutexGuard<'static, VecDeque<String>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether `metadata` passed the check in this process (it is then the
-/// last to go).
-pub fn contains(metadata: &str) -> bool {
+/// What of `metadata` the check depends on: the document without `shape`,
+/// `attributes` and `dimension_names`, as JSON; the text itself if it does
+/// not parse as an object (then only that very text matches it).
+pub fn key(metadata: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(metadata) {
+        Ok(serde_json::Value::Object(mut document)) => {
+            for name in ["shape", "attributes", "dimension_names"] {
+                document.remove(name);
+            }
+            serde_json::Value::Object(document).to_string()
+        }
+        _ => metadata.to_owned(),
+    }
+}
+
+/// Whether the configuration `key` passed the check in this process (it is
+/// then the last to go).
+pub fn contains(key: &str) -> bool {
     let mut checked = checked();
-    let Some(i) = checked.iter().position(|m| m == metadata) else {
+    let Some(i) = checked.iter().position(|m| m == key) else {
         return false;
     };
     if let Some(found) = checked.remove(i) {
@@ -38,15 +57,31 @@ pub fn contains(metadata: &str) -> bool {
     true
 }
 
-/// `metadata` passed the check (the least recently used of more than
-/// [`KEPT`] goes).
-pub fn insert(metadata: &str) {
+/// The configuration `key` passed the check (the least recently used of
+/// more than [`KEPT`] goes).
+pub fn insert(key: String) {
     let mut checked = checked();
-    if checked.iter().any(|m| m == metadata) {
+    if checked.iter().any(|m| *m == key) {
         return;
     }
     if checked.len() >= KEPT {
         checked.pop_front();
     }
-    checked.push_back(metadata.to_owned());
+    checked.push_back(key);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key;
+
+    #[test]
+    fn the_key_leaves_out_what_the_check_does_not_read() {
+        let a = r#"{"shape":[10,20],"data_type":"uint16","attributes":{"a":1},"codecs":[{"name":"bytes"}],"dimension_names":["y","x"]}"#;
+        let b =
+            r#"{"shape":[5,5],"data_type":"uint16","attributes":{},"codecs":[{"name":"bytes"}]}"#;
+        assert_eq!(key(a), key(b));
+        let c = r#"{"shape":[5,5],"data_type":"int16","codecs":[{"name":"bytes"}]}"#;
+        assert_ne!(key(a), key(c));
+        assert_eq!(key("not json"), "not json");
+    }
 }

@@ -324,6 +324,24 @@ def test_complex_chunks_of_fill_values(
         del LAYOUTS[name]
 
 
+def test_a_value_the_codecs_refuse_is_an_error_naming_the_chunk(tmp_path: Path) -> None:
+    """Out of range for `cast_value` without `out_of_range`: `ValueError`
+    naming the chunk, as zarr raises `ValueError`, with no fallback to
+    zarr's pipeline (whose writes fail here) and nothing of it stored."""
+    cast = {"name": "cast_value", "configuration": {"data_type": "uint8"}}
+    kwargs = {"shape": (5,), "chunks": (2,), "dtype": "float64", "fill_value": 0.0}
+    theirs = zarr.create_array(LocalStore(tmp_path / "zarr"), filters=[cast], **kwargs)
+    with pytest.raises(ValueError, match="300"):
+        theirs[...] = [1, 300, 2, 3, 4]
+    with zarr.config.set(STRICT):
+        mine = zarr.create_array(LocalStore(tmp_path / "ours"), filters=[cast], **kwargs)
+        with zarr_writes_forbidden(), pytest.raises(ValueError, match="chunk c/0") as raised:
+            mine[0:2] = [1, 300]
+        assert "300" in str(raised.value)
+        assert not isinstance(raised.value, zec.FallbackError)
+        assert not (tmp_path / "ours" / "c").exists()
+
+
 def test_fortran_ordered_and_strided_values(tmp_path: Path) -> None:
     """Values zarr hands over as views of other layouts (Fortran order,
     reversed, strided) are written as their values."""

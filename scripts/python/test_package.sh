@@ -49,9 +49,10 @@ done
 # (its classes name zarr's two pipelines; python/tests/test_pipeline_suite.py runs it
 # against this one). Deselected (python/README.md): a test that monkeypatches zarr's
 # Python shard index, which the pipeline's Rust reads of a LocalStore or MemoryStore never
-# consult, two that match zarr's wording of a scale_offset decode error (the pipeline
-# raises zarrs' ValueError, naming the chunk, instead of reading the chunk again with
-# zarr); --deselect takes node ids relative to pytest's rootdir (python/).
+# consult, two that match zarr's wording of a scale_offset decode error and three its
+# wording of a scale_offset encode error (the pipeline raises zarrs' ValueError, naming
+# the chunk, instead of reading or writing the chunk again with zarr); --deselect takes
+# node ids relative to pytest's rootdir (python/).
 ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline \
     .venv/bin/python -m pytest -q python/tests/zarr_upstream \
     -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
@@ -61,4 +62,7 @@ ZARR_CODEC_PIPELINE__PATH=zarrs_extension_codecs.CodecPipeline \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[memory-start]" \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_sharding.py::test_sharding_partial_shard_read__index_chunk_slice_fails[memory-end]" \
     --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_integer_decode_rejects_non_exact_division" \
-    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_decode_rejects_integer_overflow_on_offset_add"
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_decode_rejects_integer_overflow_on_offset_add" \
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_uint64_encode_rejects_underflow" \
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_encode_rejects_signed_integer_overflow" \
+    --deselect "tests/zarr_upstream/tests/test_codecs/test_scale_offset.py::test_encode_rejects_unsigned_integer_underflow"

@@ -195,12 +195,28 @@ class _Native:
     arrays: dict[str, ChunkArray] = field(default_factory=dict, compare=False, repr=False)
     detached: list[ChunkArray] = field(default_factory=list, compare=False, repr=False)
     owner: list[int] = field(default_factory=lambda: [os.getpid()], compare=False, repr=False)
+    # `write_refusal()`, once asked.
+    refusal: list[str | None] = field(default_factory=list, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # zarr arrays are pickled with their pipeline (dask, multiprocessing):
         # the zarrs arrays opened so far are a cache, made again on first use
         # (native objects do not pickle).
-        return {**self.__dict__, "arrays": {}, "detached": [], "owner": [os.getpid()]}
+        return {
+            **self.__dict__,
+            "arrays": {},
+            "detached": [],
+            "owner": [os.getpid()],
+            "refusal": [],
+        }
+
+    def write_refusal(self) -> str | None:
+        """Why zarrs refuses to write the array (a fill value its codecs do
+        not give back, which zarr writes anyway), or `None`; asked of Rust
+        at the first write (a chunk of fill value through the codecs)."""
+        if not self.refusal:
+            self.refusal.append(self.array(None).write_refusal())
+        return self.refusal[0]
 
     def reads_store(self, prefix: str) -> bool:
         """Whether Rust reads the chunks of the array at `prefix` from the
@@ -651,6 +667,11 @@ class CodecPipeline(_CodecPipeline):
             _fallback("a codec zarrs does not write as zarr does")
             await self.inner.write(batch, value, drop_axes)
             return
+        refusal = native.write_refusal()
+        if refusal is not None:
+            _fallback(f"zarrs refuses to write the array: {refusal}")
+            await self.inner.write(batch, value, drop_axes)
+            return
         source = value.as_ndarray_like()
         if type(source) is not np.ndarray:
             _fallback(f"value of type {type(source).__name__}, not a numpy array")
@@ -752,16 +773,13 @@ class CodecPipeline(_CodecPipeline):
                     # A stored shard that does not read: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
                 except ValueError as e:
-                    # Nothing of this group is stored yet: zarr's pipeline
-                    # writes the rest of the batch, or raises its own error
-                    # for it (the crate refuses some writes zarr makes, e.g.
-                    # a fill value cast_value cannot round-trip).
-                    if storing is not None:
-                        await storing
-                        storing = None
-                    _fallback(f"zarrs cannot encode: {e}")
-                    await self.inner.write(batch[first:], value, drop_axes)
-                    return
+                    # A value the codecs refuse (out of range for
+                    # `cast_value`, NaN without a `scalar_map`): zarr
+                    # refuses it too, and this is the error, naming the
+                    # chunk (nothing of this group is stored). The writes
+                    # zarrs refuses and zarr makes are known before
+                    # (`write_refusal`).
+                    raise _chunk_error("write", native, where, e) from e
                 del chunks
                 if storing is not None:
                     await storing

@@ -211,6 +211,19 @@ impl ChunkArray {
             .lays_out_shards())
     }
 
+    /// Why zarrs refuses to write this array, if it does: its fill value
+    /// does not come back through its codecs (`cast_value`'s spec makes
+    /// that an error for writes; zarr writes anyway), found by one chunk of
+    /// fill value through the codecs with the GIL released. `None` when
+    /// the crate writes it.
+    fn write_refusal(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let array = self.array();
+        // On one of the pipeline's pools: zarrs' sharding codec splits the
+        // chunk with `par_iter` (see the check in `new`).
+        let pool = threads::pool(1)?;
+        Ok(py.detach(|| pool.install(|| zarrs_extension_codecs::fill_value_warning(&*array))))
+    }
+
     /// Decode the `regions` of a batch into `out` (C-contiguous, writable,
     /// with the array's number of dimensions and element size) with the GIL
     /// released, the chunks in parallel on `threads` threads.

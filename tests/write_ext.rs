@@ -475,3 +475,36 @@ fn crc32c(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// The async write's future can be handed to a multi-threaded runtime
+/// (`tokio::spawn` needs `Send`): checked by the compiler, run once.
+#[cfg(feature = "async")]
+#[test]
+fn the_async_write_is_send() {
+    use zarrs_extension_codecs::AsyncArrayWriteExt;
+    fn send<F: std::future::Future + Send>(future: F) -> F {
+        future
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a");
+    let writer = Writer::new(&dir, &metadata(&chains()[2].1), Via::Async);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let store = object_store::local::LocalFileSystem::new_with_prefix(&dir).unwrap();
+    let store = Arc::new(zarrs_object_store::AsyncObjectStore::new(store));
+    let array = runtime.block_on(Array::async_open(store, "/")).unwrap();
+    let window = ArraySubset::new_with_ranges(&[0..16, 0..16]);
+    runtime
+        .block_on(runtime.spawn(send(async move {
+            array.async_store_window(&window, &[9u16; 256]).await
+        })))
+        .unwrap()
+        .unwrap();
+    let back: Vec<u16> = writer
+        .read
+        .retrieve_array_subset_vec(&ArraySubset::new_with_ranges(&[0..16, 0..16]))
+        .unwrap();
+    assert!(back.iter().all(|&v| v == 9));
+}

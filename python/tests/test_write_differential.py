@@ -282,11 +282,15 @@ def fill_like(
 
 
 def bad_value(layout: dict[str, Any], rng: np.random.Generator) -> Any:
-    """A value the `cast_value` of the "cast" chain cannot encode (out of
-    the target's range, NaN, infinite)."""
+    """A value at or past the edge of what the `cast_value` of the "cast"
+    chain can encode: out of the target's range, NaN, infinite, or one that
+    rounds onto the range's edge or just past it (-0.5 and 255.4 encode,
+    255.5 rounds to 256 and does not): zarr's cast and the crate's must
+    agree on each."""
     dtype = np.dtype(layout["dtype"])
     if dtype.kind == "f":
-        return dtype.type(rng.choice([300.0, -1.0, -0.75, np.nan, np.inf]))
+        edges = [300.0, -1.0, -0.75, np.nan, np.inf, -0.5, -0.25, 255.4, 255.5, 255.6]
+        return dtype.type(rng.choice(edges))
     return dtype.type(rng.choice([200, -1000]))
 
 

@@ -324,6 +324,37 @@ def test_complex_chunks_of_fill_values(
         del LAYOUTS[name]
 
 
+@pytest.mark.parametrize("write_empty_chunks", [False, True])
+def test_a_step_write_keeps_what_another_handle_stored_past_its_shape(
+    write_empty_chunks: bool, tmp_path: Path
+) -> None:
+    """One handle grows the array and writes past the other's shape; the
+    other, its shape stale, writes by steps into the same edge shard: the
+    first's inner chunk stays, as zarr's sharding codec keeps it."""
+    kwargs: dict[str, Any] = {
+        "shape": (10,),
+        "chunks": (2,),
+        "shards": (8,),
+        "dtype": "int16",
+        "fill_value": 0,
+        "compressors": None,
+        "config": {"write_empty_chunks": write_empty_chunks},
+    }
+    stores = [LocalStore(tmp_path / "zarr"), LocalStore(tmp_path / "ours")]
+    for store, config in ((stores[0], {}), (stores[1], STRICT)):
+        with zarr.config.set(config):
+            first = zarr.create_array(store, name="a", **kwargs)
+            first[...] = np.arange(1, 11, dtype="int16")
+            second = zarr.open_array(store, path="a")
+            second.resize((16,))
+            second[12:14] = [5, 6]
+            first[8:10:2] = [7]
+    assert stored(stores[1]).keys() == stored(stores[0]).keys()
+    want = zarr.open_array(stores[0], path="a")[...]
+    same(zarr.open_array(stores[1], path="a")[...], want)
+    assert list(want[12:14]) == [5, 6]
+
+
 def test_a_value_the_codecs_refuse_is_an_error_naming_the_chunk(tmp_path: Path) -> None:
     """Out of range for `cast_value` without `out_of_range`: `ValueError`
     naming the chunk, as zarr raises `ValueError`, with no fallback to

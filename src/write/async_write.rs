@@ -103,33 +103,34 @@ impl<S: ?Sized + AsyncReadableWritableStorageTraits + 'static> AsyncArrayWriteEx
         let encoder = Arc::new(ChunkEncoder::new(self)?);
         let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
             .map_err(|why| ArrayError::Other(format!("array {}: {why}", self.path())))?;
-        let pieces = chunks_of(self, window)?
+        let chunks = chunks_of(self, window)?;
+        let Some(first) = chunks.first() else {
+            return Ok(());
+        };
+        // A chunk's part of the window is at most the first chunk's shape
+        // (the grid's, for the regular grids zarr writes) cut to the
+        // window's: the copies' bound, without a `Piece` per chunk first.
+        let largest = self
+            .chunk_shape(first)?
             .iter()
-            .map(|indices| Piece::new(self, window, indices))
-            .collect::<Result<Vec<_>, _>>()?;
-        let largest = pieces
-            .iter()
-            .map(|piece| copied_bytes(piece, encoder.item()))
-            .max()
-            .unwrap_or(0)
+            .zip(window.shape())
+            .fold(encoder.item() as u64, |n, (c, &w)| {
+                n.saturating_mul(c.get().min(w))
+            })
             .max(1);
-        let in_flight = (COPIED_BYTES / largest).clamp(1, ASYNC_IN_FLIGHT);
-        stream::iter(pieces)
-            .map(|piece| store_piece(self, &encoder, &source, piece, *options))
+        let in_flight = usize::try_from(COPIED_BYTES as u64 / largest)
+            .unwrap_or(usize::MAX)
+            .clamp(1, ASYNC_IN_FLIGHT);
+        let (encoder, source) = (&encoder, &source);
+        stream::iter(chunks)
+            .map(|indices| async move {
+                let piece = Piece::new(self, window, &indices)?;
+                store_piece(self, encoder, source, piece, *options).await
+            })
             .buffer_unordered(in_flight)
             .try_for_each(|()| future::ready(Ok(())))
             .await
     }
-}
-
-/// The bytes of `piece`'s part of the window, which its write copies.
-fn copied_bytes(piece: &Piece, item: usize) -> usize {
-    piece
-        .part
-        .iter()
-        .fold(item as u64, |n, &k| n.saturating_mul(k))
-        .try_into()
-        .unwrap_or(usize::MAX)
 }
 
 /// Encode and store (or erase) the chunk of `piece`: from the window alone

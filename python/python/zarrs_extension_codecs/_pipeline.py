@@ -763,12 +763,12 @@ class CodecPipeline(_CodecPipeline):
                 part = batch[first : first + group]
                 where = coords[first : first + group]
                 try:
-                    chunks = await _merged(native, part, where, source, drop_axes)
+                    chunks, fresh = await _merged(native, part, where, source, drop_axes)
                 except ValueError as e:
                     # A stored chunk zarrs cannot decode: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
                 try:
-                    encoded = await _encode(native, part, where, chunks, threads)
+                    encoded = await _encode(native, part, where, chunks, fresh, threads)
                 except StoredChunkError as e:
                     # A stored shard that does not read: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
@@ -1155,16 +1155,20 @@ async def _merged(
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-) -> list[np.ndarray[Any, Any] | _Update]:
+) -> tuple[list[np.ndarray[Any, Any] | _Update], list[bool]]:
     """Each chunk of a write, `source` merged into what is stored (read,
     modify, write for a partial chunk), as zarr's pipeline merges it; a
     shard of which a box is written, an `_Update` instead (Rust encodes the
-    inner chunks the box touches again and keeps the others' bytes)."""
+    inner chunks the box touches again and keeps the others' bytes). And
+    for each, whether nothing stored was merged into it (a chunk written
+    whole, or of which nothing was stored)."""
     shape = tuple(batch[0][1].shape)
     updates = await _updates(native, batch, source, drop_axes)
     decoded = await _stored_chunks(native, batch, coords, shape, skip=updates.keys())
     chunks: list[np.ndarray[Any, Any] | _Update] = []
+    fresh: list[bool] = []
     for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
+        fresh.append(i not in updates and decoded.get(i) is None)
         if i in updates:
             chunks.append(updates[i])
             continue
@@ -1195,7 +1199,7 @@ async def _merged(
         ):
             chunk = _canonical_fill(chunk, native.finest, fill_value_or_default(spec), own=own)
         chunks.append(chunk)
-    return chunks
+    return chunks, fresh
 
 
 def _canonical_fill(
@@ -1275,6 +1279,7 @@ async def _encode(
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     chunks: list[np.ndarray[Any, Any] | _Update],
+    fresh: list[bool],
     threads: int,
 ) -> list[np.ndarray[Any, Any] | None]:
     """Each chunk encoded in Rust, the chunks in parallel on `threads`
@@ -1316,6 +1321,7 @@ async def _encode(
                 threads,
                 native.subchunk_order,
                 write_empty,
+                [fresh[i] for i in kept],
             )
             for i, out in zip(kept, done, strict=True):
                 result[i] = out

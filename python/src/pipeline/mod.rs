@@ -83,6 +83,8 @@ pub struct ChunkArray {
     has_store: bool,
     /// That store, when it is remote (for its request counts).
     remote: Option<Arc<RemoteStore>>,
+    /// What of the metadata the codec checks depend on (`validated::key`).
+    checked_as: String,
 }
 
 #[pymethods]
@@ -157,7 +159,7 @@ impl ChunkArray {
             threads::pool(1)?
                 .install(|| validate_codecs_for_reading(&array))
                 .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
-            validated::insert(key);
+            validated::insert(key.clone());
         }
         if !array.data_type().is_fixed() {
             return Err(PyTypeError::new_err(format!(
@@ -169,6 +171,7 @@ impl ChunkArray {
             array: RwLock::new(Arc::new(array)),
             has_store,
             remote: remote_store,
+            checked_as: key,
         })
     }
 
@@ -218,10 +221,16 @@ impl ChunkArray {
     /// the crate writes it.
     fn write_refusal(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let array = self.array();
+        if let Some(known) = validated::refusal(&self.checked_as) {
+            return Ok(known);
+        }
         // On one of the pipeline's pools: zarrs' sharding codec splits the
         // chunk with `par_iter` (see the check in `new`).
         let pool = threads::pool(1)?;
-        Ok(py.detach(|| pool.install(|| zarrs_extension_codecs::fill_value_warning(&*array))))
+        let refusal =
+            py.detach(|| pool.install(|| zarrs_extension_codecs::fill_value_warning(&*array)));
+        validated::insert_refusal(self.checked_as.clone(), refusal.clone());
+        Ok(refusal)
     }
 
     /// Decode the `regions` of a batch into `out` (C-contiguous, writable,
@@ -373,11 +382,14 @@ impl ChunkArray {
     /// `subchunk_write_order` (`morton`, its default, `lexicographic`,
     /// `colexicographic`, `unordered`); with `write_empty_chunks`, every
     /// inner chunk is stored, fill values or not, as zarr stores the inner
-    /// chunks a write touches. Stored bytes
+    /// chunks a write touches, but those wholly outside the array of a
+    /// `fresh` chunk (one flag a chunk: nothing stored was merged into it),
+    /// for shards the crate lays out with nothing in front of
+    /// `sharding_indexed`. Stored bytes
     /// that do not read raise `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
     /// chunk's key when a shape does not fit or a chunk cannot be encoded
     /// (nothing is returned then).
-    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false))]
+    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false, fresh = None))]
     fn encode_chunks<'py>(
         &self,
         py: Python<'py>,
@@ -385,7 +397,15 @@ impl ChunkArray {
         threads: usize,
         order: &str,
         write_empty_chunks: bool,
+        fresh: Option<Vec<bool>>,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+        if fresh.as_ref().is_some_and(|f| f.len() != chunks.len()) {
+            return Err(PyValueError::new_err(format!(
+                "{} chunks and {} fresh flags",
+                chunks.len(),
+                fresh.as_ref().map_or(0, Vec::len)
+            )));
+        }
         let array = self.array();
         let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
         let encoder = ChunkEncoder::new(&*array)
@@ -393,7 +413,7 @@ impl ChunkArray {
             .with_order(order)
             .keep_fill_chunks(write_empty_chunks);
         let mut jobs = Vec::with_capacity(chunks.len());
-        for (coords, chunk) in &chunks {
+        for (k, (coords, chunk)) in chunks.iter().enumerate() {
             let (key, shape) = self.key_and_shape(&array, coords)?;
             let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
             if chunk.shape() != want.as_slice() {
@@ -403,12 +423,14 @@ impl ChunkArray {
                 )));
             }
             let size = self.element_type(chunk)?;
-            // Of a shard at the array's far edge, only the part inside the
-            // array is written: zarr never touches the inner chunks wholly
-            // outside it, so they are not stored with `write_empty_chunks`
-            // either (nor, without it, when the value holds other than
-            // fill values there).
-            let inside = if encoder.lays_out_shards() {
+            // Of a fresh shard (nothing stored merged into it) at the
+            // array's far edge, only the part inside the array is written:
+            // zarr never touches the inner chunks wholly outside it, so
+            // they are not stored with `write_empty_chunks` either. A shard
+            // with stored content is encoded whole: what it stores outside
+            // the array as Rust knows it (zarr's may have grown) is kept.
+            let is_fresh = fresh.as_ref().is_some_and(|f| f[k]);
+            let inside = if is_fresh && encoder.lays_out_shards() {
                 let bounded = array
                     .chunk_subset_bounded(coords)
                     .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;

@@ -11,8 +11,12 @@
 //! run, which every `ChunkArray` does first), and of it not on the array's
 //! `shape`, `attributes` or `dimension_names`: the check encodes one chunk
 //! of the grid's chunk shape with the data type, fill value and codecs.
-//! So the key is the document without those ([`key`]). Only successes are
-//! kept: a failure is checked again, and gives the same error.
+//! So the key is the document without those ([`key`]) (for the chunk grids
+//! zarr-python opens: regular and rectilinear, whose first chunk's shape
+//! does not depend on the array's). Only successes are kept: a failure is
+//! checked again, and gives the same error. The check for writes (whether
+//! the fill value survives the codecs, `fill_value_warning`) is kept under
+//! the same key, with its answer.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -68,6 +72,37 @@ pub fn insert(key: String) {
         checked.pop_front();
     }
     checked.push_back(key);
+}
+
+/// The answers of the check for writes, by key: why zarrs refuses to write
+/// arrays of that configuration, or `None`.
+static REFUSALS: Mutex<VecDeque<(String, Option<String>)>> = Mutex::new(VecDeque::new());
+
+/// The check for writes of the configuration `key`, if made in this
+/// process: `Some(None)` when zarrs writes such arrays.
+pub fn refusal(key: &str) -> Option<Option<String>> {
+    let refusals = REFUSALS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    refusals
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, answer)| answer.clone())
+}
+
+/// The check for writes of `key` answered `answer` (the oldest of more than
+/// [`KEPT`] goes).
+pub fn insert_refusal(key: String, answer: Option<String>) {
+    let mut refusals = REFUSALS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if refusals.iter().any(|(k, _)| *k == key) {
+        return;
+    }
+    if refusals.len() >= KEPT {
+        refusals.pop_front();
+    }
+    refusals.push_back((key, answer));
 }
 
 #[cfg(test)]

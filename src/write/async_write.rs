@@ -9,7 +9,7 @@ use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions, Ele
 use zarrs::storage::AsyncReadableWritableStorageTraits;
 
 use super::encoder::ChunkEncoder;
-use super::piece::{Piece, check_window, chunks_of};
+use super::piece::{Piece, check_window, chunks_of, encoder_and_source};
 use super::strided::Strided;
 use crate::read::engine::ASYNC_IN_FLIGHT;
 use crate::read::engine::async_engine::off_runtime;
@@ -100,9 +100,8 @@ impl<S: ?Sized + AsyncReadableWritableStorageTraits + 'static> AsyncArrayWriteEx
                 .async_store_array_subset_opt(window, ArrayBytes::new_flen(bytes), options)
                 .await;
         }
-        let encoder = Arc::new(ChunkEncoder::new(self)?);
-        let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
-            .map_err(|why| ArrayError::Other(format!("array {}: {why}", self.path())))?;
+        let (encoder, source) = encoder_and_source(self, window, bytes)?;
+        let encoder = Arc::new(encoder);
         let chunks = chunks_of(self, window)?;
         let Some(first) = chunks.first() else {
             return Ok(());

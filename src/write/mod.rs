@@ -68,7 +68,7 @@ use zarrs::array::{Array, ArrayBytes, ArrayError, ArraySubset, CodecOptions, Ele
 use zarrs::storage::{ReadableWritableStorageTraits, StorageError};
 
 use crate::read::engine::plan::has_storage_transformers;
-use piece::{Piece, check_window, chunks_of};
+use piece::{Piece, check_window, chunks_of, encoder_and_source};
 
 /// Writes from the caller's memory, for [`Array`] over any readable and
 /// writable store. See the [module documentation](self).
@@ -122,9 +122,7 @@ impl<S: ?Sized + ReadableWritableStorageTraits + 'static> ArrayWriteExt for Arra
         if has_storage_transformers(self) {
             return self.store_array_subset_opt(window, ArrayBytes::new_flen(bytes), options);
         }
-        let encoder = ChunkEncoder::new(self)?;
-        let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
-            .map_err(|why| ArrayError::Other(format!("array {}: {why}", self.path())))?;
+        let (encoder, source) = encoder_and_source(self, window, bytes)?;
         chunks_of(self, window)?.par_iter().try_for_each(|indices| {
             let piece = Piece::new(self, window, indices)?;
             let view = source.sub(&piece.from, &piece.part);

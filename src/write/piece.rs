@@ -6,6 +6,9 @@ use std::num::NonZeroU64;
 use zarrs::array::{Array, ArrayError, ArraySubset};
 use zarrs::storage::StoreKey;
 
+use super::encoder::ChunkEncoder;
+use super::strided::Strided;
+
 /// The chunk at some indices of an array, and the box of a window inside
 /// it.
 pub(crate) struct Piece {
@@ -96,4 +99,17 @@ pub(crate) fn check_window<S: ?Sized>(
         ));
     }
     Ok(())
+}
+
+/// The encoder of `array`'s chunks, and `bytes` (the window's elements in
+/// C order) as the view it encodes from.
+pub(crate) fn encoder_and_source<'a, S: ?Sized>(
+    array: &Array<S>,
+    window: &ArraySubset,
+    bytes: &'a [u8],
+) -> Result<(ChunkEncoder, Strided<'a>), ArrayError> {
+    let encoder = ChunkEncoder::new(array)?;
+    let source = Strided::c_contiguous(bytes, window.shape(), encoder.item())
+        .map_err(|why| ArrayError::Other(format!("array {}: {why}", array.path())))?;
+    Ok((encoder, source))
 }

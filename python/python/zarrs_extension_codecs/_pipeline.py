@@ -123,7 +123,8 @@ def _threads() -> int:
     workers = zarr.config.get("threading.max_workers", None)
     # Rust's count of the CPUs reads the cgroup's quota files (13 µs, more
     # on a loaded machine: 1-4 % of a 256 x 256 window); asked again only
-    # when what it depends on may have changed.
+    # when what it depends on may have changed, as far as Python sees it: a
+    # cgroup quota changed while the process runs is not seen.
     key = (
         workers,
         len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,

@@ -2,7 +2,9 @@
 default pipeline (the golden result), over random layouts and random
 sequences of writes.
 
-Each example draws a layout (data type, shape with partial edge chunks,
+Each example draws a layout (data type: bool, integers, floats and complex
+numbers, whose NaNs and signed zeros zarr counts as fill values; shape with
+partial edge chunks,
 chunks, shards or shards within shards with partial edge shards, a
 compressor, a fill value, NaN included, `write_empty_chunks`, and a filter
 chain: none, the EOPF-like `scale_offset` + `cast_value` to uint16 with
@@ -67,6 +69,7 @@ PLAIN_DTYPES = {
     "int": ["int8", "int16", "int32", "int64"],
     "uint": ["uint8", "uint16", "uint32", "uint64"],
     "float": ["float16", "float32", "float64"],
+    "complex": ["complex64", "complex128"],
 }
 
 
@@ -118,7 +121,7 @@ def layouts(
         kind = (
             "float"
             if nan_fill
-            else draw(st.sampled_from(["bool", "int", "uint", "float", "float"]))
+            else draw(st.sampled_from(["bool", "int", "uint", "float", "float", "complex"]))
         )
         dtype = draw(st.sampled_from(PLAIN_DTYPES[kind]))
         if kind == "bool":
@@ -127,6 +130,8 @@ def layouts(
             fill = draw(st.sampled_from([float("nan"), 0.0, -2.5, float("nan")]))
             if nan_fill:
                 fill = float("nan")
+        elif kind == "complex":
+            fill = draw(st.sampled_from([0j, 1.5 - 2j]))
         else:
             fill = draw(st.sampled_from([0, 7]))
         filters: list[dict[str, Any]] = []
@@ -247,6 +252,10 @@ def random_values(
         where = rng.random(shape) < 0.05
         data[where] = nans(dtype, (int(where.sum()),), rng)
         data[rng.random(shape) < 0.03] = -0.0
+    elif dtype.kind == "c":
+        data = (rng.normal(0, 100, shape) + 1j * rng.normal(0, 100, shape)).astype(dtype)
+        where = rng.random(shape) < 0.05
+        data[where] = signed_zeros(dtype, (int(where.sum()),), rng)
     else:
         info = np.iinfo(dtype)
         data = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
@@ -269,6 +278,16 @@ def nans(dtype: np.dtype[Any], shape: tuple[int, ...], rng: np.random.Generator)
     return rng.choice(bits, shape).view(dtype)
 
 
+def signed_zeros(dtype: np.dtype[Any], shape: tuple[int, ...], rng: np.random.Generator) -> Any:
+    """Complex zeros with either part's sign set at random: zarr counts them
+    all as a zero fill value (`chunk_is_empty`), so chunks of them are left
+    out and read back as the fill value."""
+    out = np.empty(shape, dtype=dtype)
+    out.real = rng.choice(np.array([0.0, -0.0]), shape)
+    out.imag = rng.choice(np.array([0.0, -0.0]), shape)
+    return out
+
+
 def fill_like(
     layout: dict[str, Any], shape: tuple[int, ...], rng: np.random.Generator
 ) -> np.ndarray[Any, Any]:
@@ -278,6 +297,8 @@ def fill_like(
     fill = np.full(shape, layout["fill_value"], dtype=dtype)
     if dtype.kind == "f" and np.isnan(fill).any() and rng.random() < 0.5:
         return np.asarray(nans(dtype, shape, rng))
+    if dtype.kind == "c" and not np.any(fill) and rng.random() < 0.5:
+        return np.asarray(signed_zeros(dtype, shape, rng))
     return fill
 
 

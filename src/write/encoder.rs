@@ -490,8 +490,8 @@ fn nan_fill(data_type: &DataType, fill_value: &FillValue) -> Option<NumericType>
 /// Whether the native-endian float `bytes` of type `kind` is a NaN.
 fn is_nan(kind: NumericType, bytes: &[u8]) -> bool {
     match kind {
-        NumericType::Float16 => u16::from_ne_bytes([bytes[0], bytes[1]]) & 0x7fff > 0x7c00,
-        NumericType::BFloat16 => u16::from_ne_bytes([bytes[0], bytes[1]]) & 0x7fff > 0x7f80,
+        NumericType::Float16 => half::f16::from_ne_bytes([bytes[0], bytes[1]]).is_nan(),
+        NumericType::BFloat16 => half::bf16::from_ne_bytes([bytes[0], bytes[1]]).is_nan(),
         NumericType::Float32 => {
             f32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]).is_nan()
         }

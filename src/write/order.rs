@@ -11,8 +11,6 @@
 //! code, which for a grid whose sides are not powers of two still visits
 //! every chunk once.
 
-use crate::read::engine::shard_index::unravel;
-
 /// The order in which a shard's inner chunks are laid out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum InnerOrder {
@@ -47,48 +45,54 @@ impl InnerOrder {
     #[must_use]
     pub fn positions(self, grid: &[u64]) -> Vec<usize> {
         let count = grid.iter().product::<u64>() as usize;
-        match self {
-            Self::Lexicographic => (0..count).collect(),
-            Self::Colexicographic => {
-                let mut keyed: Vec<(Vec<u64>, usize)> = (0..count)
-                    .map(|p| {
-                        let mut c = unravel(p, grid);
-                        c.reverse();
-                        (c, p)
-                    })
-                    .collect();
-                keyed.sort_unstable();
-                keyed.into_iter().map(|(_, p)| p).collect()
-            }
-            Self::Morton => {
-                let bits: Vec<u32> = grid
-                    .iter()
-                    .map(|&n| u64::BITS - n.saturating_sub(1).leading_zeros())
-                    .collect();
-                let mut keyed: Vec<(Vec<u64>, usize)> = (0..count)
-                    .map(|p| (morton_code(&unravel(p, grid), &bits), p))
-                    .collect();
-                keyed.sort_unstable();
-                keyed.into_iter().map(|(_, p)| p).collect()
+        if self == Self::Lexicographic {
+            return (0..count).collect();
+        }
+        let bits: Vec<u32> = grid
+            .iter()
+            .map(|&n| u64::BITS - n.saturating_sub(1).leading_zeros())
+            .collect();
+        // The chunks visited in C order, their coordinates kept up to date
+        // rather than worked out again for each, sorted by their key.
+        let mut c = vec![0u64; grid.len()];
+        let mut keyed = Vec::with_capacity(count);
+        for p in 0..count {
+            let key = if self == Self::Morton {
+                morton_code(&c, &bits)
+            } else {
+                // The coordinates from the last to the first, each in the
+                // bits its extent needs: Fortran order.
+                c.iter()
+                    .zip(&bits)
+                    .rev()
+                    .fold(0u128, |key, (&c, &b)| (key << b) | u128::from(c))
+            };
+            keyed.push((key, p));
+            for (d, &n) in grid.iter().enumerate().rev() {
+                c[d] += 1;
+                if c[d] < n {
+                    break;
+                }
+                c[d] = 0;
             }
         }
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, p)| p).collect()
     }
 }
 
-/// The compressed Morton code of `c`, as 64-bit words with the highest
-/// bits first (so that the words compare as the code does): the code of a
-/// grid of many dimensions may not fit one word.
-pub(crate) fn morton_code(c: &[u64], bits: &[u32]) -> Vec<u64> {
-    let total: u32 = bits.iter().sum();
-    let words = (total as usize).div_ceil(64).max(1);
-    let mut code = vec![0u64; words];
-    let mut out = 0usize;
+/// The compressed Morton code of `c` (whose coordinates need `bits` bits
+/// each). It fits 128 bits for any grid whose chunk count fits 64: a
+/// coordinate of `n > 1` chunks needs at most `log2(n) + 1` bits, and at
+/// most 64 coordinates can have more than one chunk.
+pub(crate) fn morton_code(c: &[u64], bits: &[u32]) -> u128 {
+    let mut code = 0u128;
+    let mut out = 0u32;
     let widest = bits.iter().copied().max().unwrap_or(0);
     for bit in 0..widest {
         for (d, &width) in bits.iter().enumerate() {
             if bit < width {
-                let value = (c[d] >> bit) & 1;
-                code[words - 1 - out / 64] |= value << (out % 64);
+                code |= u128::from((c[d] >> bit) & 1) << out;
                 out += 1;
             }
         }

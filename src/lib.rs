@@ -89,6 +89,7 @@ pub use redact::redact_url;
 pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{
     OpenArrayError, fill_value_warning, open_array, validate_codecs, validate_codecs_for_reading,
+    validate_codecs_for_reading_with_warning,
 };
 pub use write::ArrayWriteExt;
 #[cfg(feature = "async")]

@@ -53,10 +53,15 @@ enum Purpose {
 /// the codecs is an error here, where writing is in view; [`open_array`]
 /// accepts it for reading.
 pub fn validate_codecs<TStorage: ?Sized>(array: &Array<TStorage>) -> Result<(), ArrayError> {
-    validate(array, Purpose::Write)
+    validate(array, Purpose::Write).map(drop)
 }
 
-fn validate<TStorage: ?Sized>(array: &Array<TStorage>, purpose: Purpose) -> Result<(), ArrayError> {
+/// The checks for `purpose`; for reading, the fill-value error accepted
+/// (the first, if any).
+fn validate<TStorage: ?Sized>(
+    array: &Array<TStorage>,
+    purpose: Purpose,
+) -> Result<Option<String>, ArrayError> {
     let origin = vec![0; array.dimensionality()];
     let chunk_shape = array.chunk_shape(&origin)?;
     validate_chain(
@@ -69,14 +74,15 @@ fn validate<TStorage: ?Sized>(array: &Array<TStorage>, purpose: Purpose) -> Resu
 }
 
 /// The checks of [`validate_codecs`] for one codec chain and the chunks it
-/// encodes, then for the chain inside its `sharding_indexed` codec, if any.
+/// encodes, then for the chain inside its `sharding_indexed` codec, if any;
+/// for reading, the first fill-value error accepted.
 fn validate_chain(
     codecs: &CodecChain,
     chunk_shape: &[NonZeroU64],
     data_type: &DataType,
     fill_value: &FillValue,
     purpose: Purpose,
-) -> Result<(), ArrayError> {
+) -> Result<Option<String>, ArrayError> {
     codecs.encoded_representation(chunk_shape, data_type, fill_value)?;
     let a2b = codecs.array_to_bytes_codec();
     // Checked: a plain product of a huge chunk shape would panic in debug builds.
@@ -112,12 +118,13 @@ fn validate_chain(
         .and_then(|encoded| {
             codecs.decode(encoded, round_trip_shape, data_type, fill_value, &options)
         });
-    match round_trip {
+    let accepted = match round_trip {
         Err(e) if purpose == Purpose::Read && crate::codec::is_fill_value_error(&e.to_string()) => {
+            Some(e.to_string())
         }
         Err(e) => return Err(e.into()),
-        Ok(_) => {}
-    }
+        Ok(_) => None,
+    };
 
     // The data type reaching the array -> bytes codec, and its fill value.
     let (mut data_type, mut fill_value) = (data_type.clone(), fill_value.clone());
@@ -133,17 +140,18 @@ fn validate_chain(
     // its inner chain on one inner chunk, with the data type and fill value
     // that the array -> array codecs before it hand on.
     let Some(configuration) = sharding else {
-        return Ok(());
+        return Ok(accepted);
     };
     let inner = CodecChain::from_metadata(&configuration.codecs)
         .map_err(|e| CodecError::Other(e.to_string()))?;
-    validate_chain(
+    let inner_accepted = validate_chain(
         &inner,
         &configuration.chunk_shape,
         &data_type,
         &fill_value,
         purpose,
-    )
+    )?;
+    Ok(accepted.or(inner_accepted))
 }
 
 /// The configuration of `codec` if it is `sharding_indexed`.
@@ -289,6 +297,18 @@ fn check_chain_overrides(codecs: &CodecChain, data_type: &DataType) -> Result<()
 pub fn validate_codecs_for_reading<TStorage: ?Sized>(
     array: &Array<TStorage>,
 ) -> Result<(), ArrayError> {
+    validate(array, Purpose::Read).map(drop)
+}
+
+/// [`validate_codecs_for_reading`] and [`fill_value_warning`] in one pass
+/// (one chunk of fill value through the codecs, not one for each): the
+/// warning, for an array that can be read but not written.
+///
+/// # Errors
+/// As [`validate_codecs_for_reading`].
+pub fn validate_codecs_for_reading_with_warning<TStorage: ?Sized>(
+    array: &Array<TStorage>,
+) -> Result<Option<String>, ArrayError> {
     validate(array, Purpose::Read)
 }
 

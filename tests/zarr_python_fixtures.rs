@@ -212,6 +212,11 @@ fn a_fill_value_that_does_not_survive_refuses_writes_only() {
         );
         let warning = zarrs_extension_codecs::fill_value_warning(&array).unwrap();
         assert_eq!(warning, error);
+        // The same warning from the one-pass check reading makes.
+        assert_eq!(
+            zarrs_extension_codecs::validate_codecs_for_reading_with_warning(&array).unwrap(),
+            Some(warning)
+        );
         let write = array
             .store_array_subset(
                 &ArraySubset::new_with_ranges(&[0..2, 0..2]),
@@ -224,4 +229,8 @@ fn a_fill_value_that_does_not_survive_refuses_writes_only() {
     // An array whose fill value survives has no warning.
     let array = open(&products_dir().join("sharded_so_cv_zstd.zarr"));
     assert_eq!(zarrs_extension_codecs::fill_value_warning(&array), None);
+    assert_eq!(
+        zarrs_extension_codecs::validate_codecs_for_reading_with_warning(&array).unwrap(),
+        None
+    );
 }

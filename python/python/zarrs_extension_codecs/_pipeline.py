@@ -196,28 +196,20 @@ class _Native:
     arrays: dict[str, ChunkArray] = field(default_factory=dict, compare=False, repr=False)
     detached: list[ChunkArray] = field(default_factory=list, compare=False, repr=False)
     owner: list[int] = field(default_factory=lambda: [os.getpid()], compare=False, repr=False)
-    # `write_refusal()`, once asked.
-    refusal: list[str | None] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def rust_inner_chunks(self) -> bool:
+        """Whether Rust encodes every inner chunk of the shards (it lays
+        them out, and there are no shards within shards): it then leaves
+        out inner chunks of fill values as zarr counts them, and can encode
+        a box of a shard again alone."""
+        return self.rust_shards and self.finest == self.inner
 
     def __getstate__(self) -> dict[str, Any]:
         # zarr arrays are pickled with their pipeline (dask, multiprocessing):
         # the zarrs arrays opened so far are a cache, made again on first use
         # (native objects do not pickle).
-        return {
-            **self.__dict__,
-            "arrays": {},
-            "detached": [],
-            "owner": [os.getpid()],
-            "refusal": [],
-        }
-
-    def write_refusal(self) -> str | None:
-        """Why zarrs refuses to write the array (a fill value its codecs do
-        not give back, which zarr writes anyway), or `None`; asked of Rust
-        at the first write (a chunk of fill value through the codecs)."""
-        if not self.refusal:
-            self.refusal.append(self.array(None).write_refusal())
-        return self.refusal[0]
+        return {**self.__dict__, "arrays": {}, "detached": [], "owner": [os.getpid()]}
 
     def reads_store(self, prefix: str) -> bool:
         """Whether Rust reads the chunks of the array at `prefix` from the
@@ -668,7 +660,9 @@ class CodecPipeline(_CodecPipeline):
             _fallback("a codec zarrs does not write as zarr does")
             await self.inner.write(batch, value, drop_axes)
             return
-        refusal = native.write_refusal()
+        # A fill value its codecs do not give back, which zarr writes anyway
+        # (found by the codec check at open).
+        refusal = native.array(None).write_refusal
         if refusal is not None:
             _fallback(f"zarrs refuses to write the array: {refusal}")
             await self.inner.write(batch, value, drop_axes)
@@ -764,12 +758,12 @@ class CodecPipeline(_CodecPipeline):
                 part = batch[first : first + group]
                 where = coords[first : first + group]
                 try:
-                    chunks, fresh = await _merged(native, part, where, source, drop_axes)
+                    chunks = await _merged(native, part, where, source, drop_axes)
                 except ValueError as e:
                     # A stored chunk zarrs cannot decode: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
                 try:
-                    encoded = await _encode(native, part, where, chunks, fresh, threads)
+                    encoded = await _encode(native, part, where, chunks, threads)
                 except StoredChunkError as e:
                     # A stored shard that does not read: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
@@ -1118,13 +1112,7 @@ async def _updates(
     of a sharded chain with no shards within its shards and of a real type
     (complex zeros of both signs count as fill values in zarr, which Rust's
     test does not follow)."""
-    if (
-        native.inner is None
-        or not native.rust_shards
-        or native.finest != native.inner
-        or native.dtype.kind == "c"
-        or not batch
-    ):
+    if not native.rust_inner_chunks or native.dtype.kind == "c" or not batch:
         return {}
     shape = tuple(batch[0][1].shape)
     limit = asyncio.Semaphore(_concurrency())
@@ -1156,20 +1144,21 @@ async def _merged(
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-) -> tuple[list[np.ndarray[Any, Any] | _Update], list[bool]]:
+) -> list[np.ndarray[Any, Any] | _Update]:
     """Each chunk of a write, `source` merged into what is stored (read,
     modify, write for a partial chunk), as zarr's pipeline merges it; a
     shard of which a box is written, an `_Update` instead (Rust encodes the
-    inner chunks the box touches again and keeps the others' bytes). And
-    for each, whether nothing stored was merged into it (a chunk written
-    whole, or of which nothing was stored)."""
+    inner chunks the box touches again and keeps the others' bytes), and so
+    is a shard with nothing stored at the array's far edge, its part inside
+    the array the box: zarr never touches the inner chunks wholly outside
+    the array, so they are not stored with `write_empty_chunks` either."""
     shape = tuple(batch[0][1].shape)
     updates = await _updates(native, batch, source, drop_axes)
     decoded = await _stored_chunks(native, batch, coords, shape, skip=updates.keys())
     chunks: list[np.ndarray[Any, Any] | _Update] = []
-    fresh: list[bool] = []
+    # Shards Rust lays out with nothing stored merged into them.
+    fresh: list[int] = []
     for i, (_, spec, chunk_selection, out_selection, complete) in enumerate(batch):
-        fresh.append(i not in updates and decoded.get(i) is None)
         if i in updates:
             chunks.append(updates[i])
             continue
@@ -1194,13 +1183,19 @@ async def _merged(
             # it lays out the shards; not those of shards within shards nor
             # of chains zarrs' sharding codec encodes, nor complex zeros of
             # either sign.
-            and (
-                not native.rust_shards or native.finest != native.inner or native.dtype.kind == "c"
-            )
+            and (not native.rust_inner_chunks or native.dtype.kind == "c")
         ):
             chunk = _canonical_fill(chunk, native.finest, fill_value_or_default(spec), own=own)
+        if native.rust_inner_chunks and decoded.get(i) is None:
+            fresh.append(i)
         chunks.append(chunk)
-    return chunks, fresh
+    if fresh:
+        extents = native.array(None).extents([list(coords[i]) for i in fresh])
+        for i, extent in zip(fresh, extents, strict=True):
+            if tuple(extent) != shape:
+                inside = tuple(slice(0, e) for e in extent)
+                chunks[i] = _Update(chunks[i][inside], (0,) * len(shape), None)
+    return chunks
 
 
 def _canonical_fill(
@@ -1280,7 +1275,6 @@ async def _encode(
     batch: list[BatchInfo],
     coords: list[tuple[int, ...]],
     chunks: list[np.ndarray[Any, Any] | _Update],
-    fresh: list[bool],
     threads: int,
 ) -> list[np.ndarray[Any, Any] | None]:
     """Each chunk encoded in Rust, the chunks in parallel on `threads`
@@ -1322,7 +1316,6 @@ async def _encode(
                 threads,
                 native.subchunk_order,
                 write_empty,
-                [fresh[i] for i in kept],
             )
             for i, out in zip(kept, done, strict=True):
                 result[i] = out

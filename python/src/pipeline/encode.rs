@@ -108,12 +108,6 @@ impl Memory {
 
     /// The elements as the crate's checked view.
     fn view(&self) -> Result<Strided<'_>, String> {
-        self.view_of(&self.shape)
-    }
-
-    /// The box of `shape` at the first element (inside the array's shape)
-    /// as the crate's checked view.
-    fn view_of(&self, shape: &[u64]) -> Result<Strided<'_>, String> {
         if self.len == usize::MAX {
             return Err(format!(
                 "a numpy view of shape {:?} and strides {:?} reaches past the address space",
@@ -133,22 +127,14 @@ impl Memory {
             // threads read the value without the GIL too.
             unsafe { std::slice::from_raw_parts(self.span, self.len) }
         };
-        if shape.len() != self.shape.len() || shape.iter().zip(&self.shape).any(|(a, b)| a > b) {
-            return Err(format!(
-                "a box of shape {shape:?} of a numpy array of shape {:?}",
-                self.shape
-            ));
-        }
-        Strided::new(span, self.origin, shape, &self.strides, self.item)
+        Strided::new(span, self.origin, &self.shape, &self.strides, self.item)
     }
 }
 
-/// One chunk to encode: its key (for messages), shape, the shape of its
-/// part inside the array when only that part is written, and its memory.
+/// One chunk to encode: its key (for messages), shape and memory.
 pub struct Job {
     pub key: String,
     pub shape: Vec<NonZeroU64>,
-    pub inside: Option<Vec<u64>>,
     pub source: Memory,
 }
 
@@ -162,21 +148,13 @@ pub fn encode_all(
 ) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     jobs.par_iter()
         .map(|job| {
-            let failed = |why: String| Failure::Other(format!("chunk {}: {why}", job.key));
-            match &job.inside {
-                None => {
-                    let view = job.source.view().map_err(failed)?;
-                    encoder.encode(&job.key, &job.shape, &view, options)
-                }
-                // Written as the box inside the array of a chunk with
-                // nothing stored: the inner chunks outside it untouched.
-                Some(inside) => {
-                    let view = job.source.view_of(inside).map_err(failed)?;
-                    let origin = vec![0; inside.len()];
-                    encoder.encode_update(&job.key, &job.shape, None, &origin, &view, options)
-                }
-            }
-            .map_err(|e| Failure::of(&e))
+            let view = job
+                .source
+                .view()
+                .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
+            encoder
+                .encode(&job.key, &job.shape, &view, options)
+                .map_err(|e| Failure::of(&e))
         })
         .collect()
 }

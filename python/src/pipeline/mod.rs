@@ -46,7 +46,8 @@ use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
 use zarrs_extension_codecs::remote::RemoteStore;
 use zarrs_extension_codecs::write::{ChunkEncoder, InnerOrder};
 use zarrs_extension_codecs::{
-    ArrayReadExt, WindowAt, error_chain, register_overrides, validate_codecs_for_reading,
+    ArrayReadExt, WindowAt, error_chain, register_overrides,
+    validate_codecs_for_reading_with_warning,
 };
 
 use regions::Region;
@@ -83,8 +84,9 @@ pub struct ChunkArray {
     has_store: bool,
     /// That store, when it is remote (for its request counts).
     remote: Option<Arc<RemoteStore>>,
-    /// What of the metadata the codec checks depend on (`validated::key`).
-    checked_as: String,
+    /// Why zarrs refuses to write the array, if it does (see
+    /// `write_refusal`).
+    write_refusal: Option<String>,
 }
 
 #[pymethods]
@@ -108,8 +110,13 @@ impl ChunkArray {
         path: String,
     ) -> PyResult<Self> {
         register_overrides();
-        let parsed: ArrayMetadata = serde_json::from_str(metadata)
-            .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
+        // Parsed once: for zarrs, and for the key of the codec check.
+        let document: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(metadata)
+                .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
+        let parsed: ArrayMetadata =
+            serde_json::from_value(serde_json::Value::Object(document.clone()))
+                .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
         let mut remote_store = None;
         let mut array_path = "/".to_string();
         let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, store) {
@@ -154,13 +161,17 @@ impl ChunkArray {
         // codec splits with `par_iter`: on one of the pipeline's pools, not
         // on rayon's global pool, whose threads a child made by `fork()`
         // does not have (it would wait for them forever; see `threads`).
-        let key = validated::key(metadata);
-        if !validated::contains(&key) {
-            threads::pool(1)?
-                .install(|| validate_codecs_for_reading(&array))
-                .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
-            validated::insert(key.clone());
-        }
+        let key = validated::key(document);
+        let write_refusal = match validated::get(&key) {
+            Some(warning) => warning,
+            None => {
+                let warning = threads::pool(1)?
+                    .install(|| validate_codecs_for_reading_with_warning(&array))
+                    .map_err(|e| PyValueError::new_err(error_chain(&e)))?;
+                validated::insert(key, warning.clone());
+                warning
+            }
+        };
         if !array.data_type().is_fixed() {
             return Err(PyTypeError::new_err(format!(
                 "data type {} has no fixed size",
@@ -171,7 +182,7 @@ impl ChunkArray {
             array: RwLock::new(Arc::new(array)),
             has_store,
             remote: remote_store,
-            checked_as: key,
+            write_refusal,
         })
     }
 
@@ -208,29 +219,16 @@ impl ChunkArray {
     /// `update_chunks` encodes again only the inner chunks a write touches.
     #[getter]
     fn lays_out_shards(&self) -> PyResult<bool> {
-        let array = self.array();
-        Ok(ChunkEncoder::new(&*array)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .lays_out_shards())
+        Ok(encoder(&self.array(), "morton", false)?.lays_out_shards())
     }
 
     /// Why zarrs refuses to write this array, if it does: its fill value
     /// does not come back through its codecs (`cast_value`'s spec makes
-    /// that an error for writes; zarr writes anyway), found by one chunk of
-    /// fill value through the codecs with the GIL released. `None` when
-    /// the crate writes it.
-    fn write_refusal(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let array = self.array();
-        if let Some(known) = validated::refusal(&self.checked_as) {
-            return Ok(known);
-        }
-        // On one of the pipeline's pools: zarrs' sharding codec splits the
-        // chunk with `par_iter` (see the check in `new`).
-        let pool = threads::pool(1)?;
-        let refusal =
-            py.detach(|| pool.install(|| zarrs_extension_codecs::fill_value_warning(&*array)));
-        validated::insert_refusal(self.checked_as.clone(), refusal.clone());
-        Ok(refusal)
+    /// that an error for writes; zarr writes anyway), as the codec check
+    /// at open found. `None` when the crate writes it.
+    #[getter]
+    fn write_refusal(&self) -> Option<String> {
+        self.write_refusal.clone()
     }
 
     /// Decode the `regions` of a batch into `out` (C-contiguous, writable,
@@ -382,14 +380,13 @@ impl ChunkArray {
     /// `subchunk_write_order` (`morton`, its default, `lexicographic`,
     /// `colexicographic`, `unordered`); with `write_empty_chunks`, every
     /// inner chunk is stored, fill values or not, as zarr stores the inner
-    /// chunks a write touches, but those wholly outside the array of a
-    /// `fresh` chunk (one flag a chunk: nothing stored was merged into it),
-    /// for shards the crate lays out with nothing in front of
-    /// `sharding_indexed`. Stored bytes
-    /// that do not read raise `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
+    /// chunks a write touches (the caller sends a shard at the array's far
+    /// edge with nothing stored to `update_chunks`, its part inside the
+    /// array the box). Stored bytes that do not read raise
+    /// `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
     /// chunk's key when a shape does not fit or a chunk cannot be encoded
     /// (nothing is returned then).
-    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false, fresh = None))]
+    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false))]
     fn encode_chunks<'py>(
         &self,
         py: Python<'py>,
@@ -397,23 +394,11 @@ impl ChunkArray {
         threads: usize,
         order: &str,
         write_empty_chunks: bool,
-        fresh: Option<Vec<bool>>,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
-        if fresh.as_ref().is_some_and(|f| f.len() != chunks.len()) {
-            return Err(PyValueError::new_err(format!(
-                "{} chunks and {} fresh flags",
-                chunks.len(),
-                fresh.as_ref().map_or(0, Vec::len)
-            )));
-        }
         let array = self.array();
-        let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
-        let encoder = ChunkEncoder::new(&*array)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .with_order(order)
-            .keep_fill_chunks(write_empty_chunks);
+        let encoder = encoder(&array, order, write_empty_chunks)?;
         let mut jobs = Vec::with_capacity(chunks.len());
-        for (k, (coords, chunk)) in chunks.iter().enumerate() {
+        for (coords, chunk) in &chunks {
             let (key, shape) = self.key_and_shape(&array, coords)?;
             let want: Vec<usize> = shape.iter().map(|n| n.get() as usize).collect();
             if chunk.shape() != want.as_slice() {
@@ -423,26 +408,9 @@ impl ChunkArray {
                 )));
             }
             let size = self.element_type(chunk)?;
-            // Of a fresh shard (nothing stored merged into it) at the
-            // array's far edge, only the part inside the array is written:
-            // zarr never touches the inner chunks wholly outside it, so
-            // they are not stored with `write_empty_chunks` either. A shard
-            // with stored content is encoded whole: what it stores outside
-            // the array as Rust knows it (zarr's may have grown) is kept.
-            let is_fresh = fresh.as_ref().is_some_and(|f| f[k]);
-            let inside = if is_fresh && encoder.lays_out_shards() {
-                let bounded = array
-                    .chunk_subset_bounded(coords)
-                    .map_err(|e| PyValueError::new_err(format!("chunk {key}: {e}")))?;
-                let shape: Vec<u64> = shape.iter().map(|n| n.get()).collect();
-                (bounded.shape() != shape.as_slice()).then(|| bounded.shape().to_vec())
-            } else {
-                None
-            };
             jobs.push(encode::Job {
                 key,
                 shape,
-                inside,
                 source: encode::Memory::of(chunk, size),
             });
         }
@@ -481,11 +449,7 @@ impl ChunkArray {
         write_empty_chunks: bool,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
         let array = self.array();
-        let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
-        let encoder = ChunkEncoder::new(&*array)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .with_order(order)
-            .keep_fill_chunks(write_empty_chunks);
+        let encoder = encoder(&array, order, write_empty_chunks)?;
         let mut jobs = Vec::with_capacity(updates.len());
         for (coords, value, stored, at) in &updates {
             let (key, shape) = self.key_and_shape(&array, coords)?;
@@ -726,6 +690,21 @@ fn byte_view<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyA
     let flat = array.call_method1(intern!(py, "reshape"), (-1,))?;
     let bytes = flat.call_method1(intern!(py, "view"), (intern!(py, "u1"),))?;
     Ok(bytes.cast_into::<PyArray1<u8>>()?)
+}
+
+/// The crate's encoder of `array`'s chunks, its shards' inner chunks in
+/// zarr-python's `order`, keeping chunks of fill values if `keep_fill`
+/// (`write_empty_chunks`).
+fn encoder(
+    array: &Array<dyn ReadableStorageTraits>,
+    order: &str,
+    keep_fill: bool,
+) -> PyResult<ChunkEncoder> {
+    let order = InnerOrder::from_zarr_python(order).map_err(PyValueError::new_err)?;
+    Ok(ChunkEncoder::new(array)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?
+        .with_order(order)
+        .keep_fill_chunks(keep_fill))
 }
 
 /// Decode every region into `dst`, the bytes of an output of `out_shape`

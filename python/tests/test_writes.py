@@ -137,13 +137,25 @@ def make_store(kind: str, path: Path) -> LocalStore | MemoryStore:
 @contextmanager
 def zarr_writes_forbidden() -> Iterator[None]:
     """zarr's own pipeline fails if it writes; the pipeline here raises
-    `FallbackError` for every fallback to it."""
+    `FallbackError` for every fallback to it; and a chunk stored or
+    deleted through `LocalStore`'s API fails too (Rust writes the chunks
+    of an array in a `LocalStore` itself)."""
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("zarr's own codec pipeline wrote")
 
+    def chunks_forbidden(method: Any) -> Any:
+        async def guarded(self: LocalStore, key: str, *args: Any) -> Any:
+            if not key.endswith("zarr.json"):
+                raise AssertionError(f"a chunk went through LocalStore.{method.__name__}: {key}")
+            return await method(self, key, *args)
+
+        return guarded
+
     with pytest.MonkeyPatch.context() as patch, zarr.config.set(STRICT):
         patch.setattr(BatchedCodecPipeline, "write", forbidden)
+        patch.setattr(LocalStore, "set", chunks_forbidden(LocalStore.set))
+        patch.setattr(LocalStore, "delete", chunks_forbidden(LocalStore.delete))
         yield
 
 
@@ -476,3 +488,54 @@ def test_a_damaged_shard_is_an_error_not_a_fallback(tmp_path: Path) -> None:
         pair.mine[1:3, 1:3] = 5.0
     assert "c/0/0" in str(e.value)
     assert not isinstance(e.value, zec.FallbackError)
+
+
+def test_rust_stores_into_a_local_store_as_it_does(tmp_path: Path) -> None:
+    """Rust writes the chunks of an array in a `LocalStore` itself (the
+    guard fails any that goes through `LocalStore.set` or `.delete`): a
+    whole write, a tile into a stored shard, a write of fill values that
+    empties a shard, a step write; no temporary file is left, and a store
+    read through another handle sees each write."""
+    pair = Pair("eopf", "local", tmp_path)
+    data = values(pair.layout, SHAPE, seed=21)
+    pair.write(Ellipsis, data)
+    pair.write((slice(8, 16), slice(0, 8)), data[:8, :8] * 0.5)
+    pair.write((slice(0, 32), slice(0, 16)), np.nan)
+    pair.write((slice(1, 60, 3), slice(2, 40, 5)), 0.25)
+    leftovers = [p for p in (tmp_path / "ours").rglob("*") if p.name.endswith(".partial")]
+    assert leftovers == []
+    again = zarr.open_array(LocalStore(tmp_path / "ours"), path="a")
+    same(again[...], zarr.open_array(pair.stores[0], path="a")[...])
+
+
+def test_a_read_only_local_store_raises_as_zarr_does(tmp_path: Path) -> None:
+    """A `LocalStore` opened read-only is not written behind its back: the
+    write goes to its API, which raises zarr's own error."""
+    array = zarr.create_array(LocalStore(tmp_path), shape=(8,), chunks=(4,), dtype="int32")
+    array[...] = 1
+    expected = None
+    try:
+        zarr.open_array(LocalStore(tmp_path, read_only=True))[0:2] = 5
+    except Exception as e:
+        expected = type(e)
+    assert expected is not None
+    with zarr.config.set(OURS), pytest.raises(expected):
+        zarr.open_array(LocalStore(tmp_path, read_only=True))[0:2] = 5
+    same(zarr.open_array(LocalStore(tmp_path))[...], np.ones(8, dtype="int32"))
+
+
+def test_a_chunk_rust_cannot_store_is_an_os_error_naming_it(tmp_path: Path) -> None:
+    """A chunk whose file cannot be written (a directory where it goes)
+    raises `OSError`, as `LocalStore` raises, naming the chunk and the
+    path; what is in the way stays, and no temporary file is left."""
+    with zarr.config.set(STRICT):
+        array = zarr.create_array(
+            LocalStore(tmp_path), shape=(8,), chunks=(4,), dtype="int32", fill_value=0
+        )
+    blocker = tmp_path / "c" / "1" / "inside"
+    blocker.mkdir(parents=True)
+    with zarr.config.set(STRICT), pytest.raises(OSError, match=r"chunk c/1: writing") as e:
+        array[...] = np.arange(1, 9, dtype="int32")
+    assert str(tmp_path / "c" / "1") in str(e.value)
+    assert blocker.is_dir()
+    assert not any(p.name.endswith(".partial") for p in (tmp_path / "c").iterdir())

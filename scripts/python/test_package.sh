@@ -30,6 +30,9 @@ for venv in .venv .venv-3.13; do
     "${venv}/bin/python" -m pip install --quiet --no-deps --force-reinstall "${WHEELS}"/*.whl
 done
 cargo clippy -p zarrs_extension_codecs_python --all-targets -- -D warnings
+# The binding's own unit tests (its directory writes, its codec-check cache): the
+# workspace's default member is the crate alone, so `cargo test` at the top skips them.
+cargo test -p zarrs_extension_codecs_python --lib
 .venv/bin/ruff check python
 .venv/bin/ruff format --check python
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-zec-ci}"

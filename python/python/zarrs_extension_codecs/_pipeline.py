@@ -677,7 +677,7 @@ class CodecPipeline(_CodecPipeline):
             _fallback(plan)
             await self.inner.write(batch, value, drop_axes)
             return
-        _, coords = plan
+        prefix, coords = plan
         shapes = {tuple(spec.shape) for _, spec, *_ in batch}
         if len(shapes) != 1:
             _fallback("chunks of different shapes in one batch")
@@ -697,11 +697,21 @@ class CodecPipeline(_CodecPipeline):
                 _fallback(why)
                 await self.inner.write(batch, value, drop_axes)
                 return
+        # In zarr's `LocalStore` (one Rust reads), Rust reads the shards a
+        # write updates and stores what it encodes itself, each as soon as
+        # it is encoded, the way `LocalStore` does (a new file renamed over
+        # the key); a store opened read-only is left to zarr's store API,
+        # which raises.
+        directory = None
+        if prefix is not None and native.remote is None and not native.store.read_only:
+            directory = native.array(prefix)
         # The chunks written are in the array as zarr has it now.
         shape = tuple(spec.shape)
-        boxes = [_spans(cs, shape) for _, _, cs, _, _ in batch]
-        _cover(native, native.array(None), coords, [[s or (0, 1) for s in b] for b in boxes])
-        await self._write(batch, coords, value, source, drop_axes)
+        boxes = [[s or (0, 1) for s in _spans(cs, shape)] for _, _, cs, _, _ in batch]
+        for array in (native.array(None), directory):
+            if array is not None:
+                _cover(native, array, coords, boxes)
+        await self._write(batch, coords, value, source, drop_axes, directory)
 
     async def _fill_round_trips(self, spec: ArraySpec) -> str | None:
         """`None` if an innermost chunk of fill values decodes, through
@@ -742,10 +752,13 @@ class CodecPipeline(_CodecPipeline):
         value: NDBuffer,
         source: np.ndarray[Any, Any],
         drop_axes: tuple[int, ...],
+        directory: ChunkArray | None,
     ) -> None:
         """Merge, encode (in Rust, in parallel) and store the batch's
         chunks, a group at a time: a group is stored while the next one is
-        encoded, so that at most two groups' encoded bytes are held."""
+        encoded, so that at most two groups' encoded bytes are held. With
+        a `directory` (the array in zarr's `LocalStore`), Rust reads the
+        shards it updates and stores each chunk as it encodes it."""
         native = self.native
         assert native is not None
         threads = _threads()
@@ -758,12 +771,14 @@ class CodecPipeline(_CodecPipeline):
                 part = batch[first : first + group]
                 where = coords[first : first + group]
                 try:
-                    chunks = await _merged(native, part, where, source, drop_axes)
+                    chunks = await _merged(
+                        native, part, where, source, drop_axes, fetch=directory is None
+                    )
                 except ValueError as e:
                     # A stored chunk zarrs cannot decode: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
                 try:
-                    encoded = await _encode(native, part, where, chunks, threads)
+                    encoded = await _encode(native, part, where, chunks, threads, directory)
                 except StoredChunkError as e:
                     # A stored shard that does not read: an error, as for a read.
                     raise _chunk_error("read for a write", native, where, e) from e
@@ -1064,6 +1079,10 @@ class _Update:
     stored: bytes | None
 
 
+# A chunk `_encode` had Rust store (nothing left for `_store` to do).
+_STORED = object()
+
+
 async def _stored_bytes(
     byte_getter: ByteGetter, spec: ArraySpec, limit: asyncio.Semaphore
 ) -> bytes | None:
@@ -1106,12 +1125,15 @@ async def _updates(
     batch: list[BatchInfo],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
+    *,
+    fetch: bool,
 ) -> dict[int, _Update]:
     """The chunks of the batch written as updates of a stored shard: a box
     (slices of step 1, integers) of a shard the write does not cover whole,
     of a sharded chain with no shards within its shards and of a real type
     (complex zeros of both signs count as fill values in zarr, which Rust's
-    test does not follow)."""
+    test does not follow). Their stored bytes fetched if `fetch` (else Rust
+    reads them from the array's directory)."""
     if not native.rust_inner_chunks or native.dtype.kind == "c" or not batch:
         return {}
     shape = tuple(batch[0][1].shape)
@@ -1131,7 +1153,7 @@ async def _updates(
             ranges,
             native.dtype,
         )
-        stored = await _stored_bytes(byte_setter, spec, limit)
+        stored = await _stored_bytes(byte_setter, spec, limit) if fetch else None
         return _Update(value, tuple(start for start, _ in ranges), stored)
 
     found = await asyncio.gather(*(update(i) for i in range(len(batch))))
@@ -1144,6 +1166,8 @@ async def _merged(
     coords: list[tuple[int, ...]],
     source: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
+    *,
+    fetch: bool = True,
 ) -> list[np.ndarray[Any, Any] | _Update]:
     """Each chunk of a write, `source` merged into what is stored (read,
     modify, write for a partial chunk), as zarr's pipeline merges it; a
@@ -1153,7 +1177,7 @@ async def _merged(
     the array the box: zarr never touches the inner chunks wholly outside
     the array, so they are not stored with `write_empty_chunks` either."""
     shape = tuple(batch[0][1].shape)
-    updates = await _updates(native, batch, source, drop_axes)
+    updates = await _updates(native, batch, source, drop_axes, fetch=fetch)
     decoded = await _stored_chunks(native, batch, coords, shape, skip=updates.keys())
     chunks: list[np.ndarray[Any, Any] | _Update] = []
     # Shards Rust lays out with nothing stored merged into them.
@@ -1276,34 +1300,42 @@ async def _encode(
     coords: list[tuple[int, ...]],
     chunks: list[np.ndarray[Any, Any] | _Update],
     threads: int,
-) -> list[np.ndarray[Any, Any] | None]:
+    directory: ChunkArray | None = None,
+) -> list[Any]:
     """Each chunk encoded in Rust, the chunks in parallel on `threads`
     threads with the GIL released: the bytes to store (a `uint8` array),
     `None` to delete (a chunk of fill values, as zarr drops it without
     `write_empty_chunks`; a shard whose inner chunks all are, as zarr's
-    sharding codec deletes it)."""
+    sharding codec deletes it), or, with a `directory`, `_STORED` for a
+    chunk Rust has stored or deleted there (and an update's stored bytes
+    read there)."""
     from zarr.core.buffer import cpu
 
-    array = native.array(None)
+    array = native.array(None) if directory is None else directory
+    store = directory is not None
 
-    def encode_all() -> list[np.ndarray[Any, Any] | None]:
+    def encode_all() -> list[Any]:
         # Rust leaves out chunks (and a shard's inner chunks) of fill values
         # as `chunk_is_empty` counts them, but for complex zeros of either
         # sign: numpy's pass over each chunk is needed for those alone
         # (and not with `write_empty_chunks`, where nothing is left out).
         write_empty = bool(batch[0][1].config.write_empty_chunks)
         complex_ = native.dtype.kind == "c" and not write_empty
-        result: list[np.ndarray[Any, Any] | None] = [None] * len(batch)
+        result: list[Any] = [None] * len(batch)
         updates = [(i, u) for i, u in enumerate(chunks) if isinstance(u, _Update)]
         if updates:
             done = array.update_chunks(
-                [(list(coords[i]), u.value, u.stored, list(u.at)) for i, u in updates],
+                [
+                    (list(coords[i]), u.value, None if store else u.stored, list(u.at))
+                    for i, u in updates
+                ],
                 threads,
                 native.subchunk_order,
                 write_empty,
+                store=store,
             )
             for (i, _), out in zip(updates, done, strict=True):
-                result[i] = out
+                result[i] = _STORED if store else out
         kept = [
             i
             for i, ((_, spec, *_), chunk) in enumerate(zip(batch, chunks, strict=True))
@@ -1316,24 +1348,34 @@ async def _encode(
                 threads,
                 native.subchunk_order,
                 write_empty,
+                store=store,
             )
             for i, out in zip(kept, done, strict=True):
-                result[i] = out
+                result[i] = _STORED if store else out
+        if store:
+            # The complex chunks of zeros left out above.
+            gone = [i for i, out in enumerate(result) if out is None]
+            if gone:
+                array.delete_chunks([list(coords[i]) for i in gone])
+            result = [_STORED] * len(batch)
         return result
 
     return await asyncio.to_thread(encode_all)
 
 
-async def _store(batch: list[BatchInfo], encoded: list[np.ndarray[Any, Any] | None]) -> None:
-    """Store or delete each chunk through zarr's store API."""
+async def _store(batch: list[BatchInfo], encoded: list[Any]) -> None:
+    """Store or delete each chunk through zarr's store API (but those
+    Rust stored)."""
     from zarr.core.buffer import cpu
 
     limit = asyncio.Semaphore(_concurrency())
 
     async def store(i: int) -> None:
         byte_setter = batch[i][0]
+        chunk = encoded[i]
+        if chunk is _STORED:
+            return
         async with limit:
-            chunk = encoded[i]
             if chunk is None:
                 await byte_setter.delete()
             else:

@@ -12,6 +12,8 @@ use rayon::prelude::*;
 use zarrs::array::{ArrayError, CodecOptions};
 use zarrs_extension_codecs::write::{ChunkEncoder, StoredChunkDamaged, Strided};
 
+use super::local::Directory;
+
 pyo3::create_exception!(
     _native,
     StoredChunkError,
@@ -20,10 +22,12 @@ pyo3::create_exception!(
 );
 
 /// Why a batch was not encoded: the stored bytes of a chunk it had to read
-/// do not read (`Damaged`), or anything else (a value the codecs refuse, a
-/// shape that does not fit).
+/// do not read (`Damaged`), the array's directory could not be read or
+/// written (`Io`), or anything else (a value the codecs refuse, a shape
+/// that does not fit).
 pub enum Failure {
     Damaged(String),
+    Io(String),
     Other(String),
 }
 
@@ -36,10 +40,13 @@ impl Failure {
         }
     }
 
-    /// As the Python exception: `StoredChunkError` or `ValueError`.
+    /// As the Python exception: `StoredChunkError`, `OSError` (as zarr's
+    /// `LocalStore` raises for a file it cannot read or write) or
+    /// `ValueError`.
     pub fn into_py(self) -> PyErr {
         match self {
             Self::Damaged(message) => StoredChunkError::new_err(message),
+            Self::Io(message) => pyo3::exceptions::PyOSError::new_err(message),
             Self::Other(message) => pyo3::exceptions::PyValueError::new_err(message),
         }
     }
@@ -138,13 +145,40 @@ pub struct Job {
     pub source: Memory,
 }
 
+/// Where the encoded chunks go: back to the caller, or (the array in
+/// zarr's `LocalStore`) into its directory as each is encoded, so that no
+/// more than one chunk per thread is held.
+#[derive(Clone, Copy)]
+pub enum Sink<'a> {
+    Caller,
+    Directory(&'a Directory),
+}
+
+impl Sink<'_> {
+    /// `encoded` (`None`: nothing to store) as the caller gets it: itself,
+    /// or `None` once it is in the directory.
+    fn take(self, key: &str, encoded: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, Failure> {
+        match self {
+            Self::Caller => Ok(encoded),
+            Self::Directory(directory) => {
+                directory
+                    .settle(key, encoded.as_deref())
+                    .map_err(Failure::Io)?;
+                Ok(None)
+            }
+        }
+    }
+}
+
 /// Encode every job on the current rayon pool, each chunk by one task
 /// (the inner chunks of a shard as tasks of their own on the same pool):
-/// the bytes to store, or `None` where nothing is to be stored.
+/// the bytes to store, or `None` where nothing is to be stored (or where
+/// `sink` stored it).
 pub fn encode_all(
     encoder: &ChunkEncoder,
     jobs: &[Job],
     options: &CodecOptions,
+    sink: Sink<'_>,
 ) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     jobs.par_iter()
         .map(|job| {
@@ -152,29 +186,40 @@ pub fn encode_all(
                 .source
                 .view()
                 .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
-            encoder
+            let encoded = encoder
                 .encode(&job.key, &job.shape, &view, options)
-                .map_err(|e| Failure::of(&e))
+                .map_err(|e| Failure::of(&e))?;
+            sink.take(&job.key, encoded)
         })
         .collect()
 }
 
-/// One chunk of which a box is written: its key, shape, stored bytes (if
-/// any), where the box starts in it and the box's new elements.
+/// What is stored of a chunk an update merges into.
+pub enum Stored<'a> {
+    /// The bytes the caller fetched (`None`: nothing is stored).
+    Given(Option<&'a [u8]>),
+    /// Whatever the sink's directory holds at the chunk's key, read by the
+    /// task that encodes the update.
+    InDirectory,
+}
+
+/// One chunk of which a box is written: its key, shape, stored bytes,
+/// where the box starts in it and the box's new elements.
 pub struct Update<'a> {
     pub key: String,
     pub shape: Vec<NonZeroU64>,
-    pub stored: Option<&'a [u8]>,
+    pub stored: Stored<'a>,
     pub at: Vec<u64>,
     pub source: Memory,
 }
 
 /// [`ChunkEncoder::encode_update`] of every update, in parallel on the
-/// current rayon pool.
+/// current rayon pool, into `sink`.
 pub fn update_all(
     encoder: &ChunkEncoder,
     updates: &[Update<'_>],
     options: &CodecOptions,
+    sink: Sink<'_>,
 ) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     updates
         .par_iter()
@@ -183,16 +228,31 @@ pub fn update_all(
                 .source
                 .view()
                 .map_err(|why| Failure::Other(format!("chunk {}: {why}", update.key)))?;
-            encoder
+            let read;
+            let stored = match (&update.stored, sink) {
+                (Stored::Given(bytes), _) => *bytes,
+                (Stored::InDirectory, Sink::Directory(directory)) => {
+                    read = directory.read(&update.key).map_err(Failure::Io)?;
+                    read.as_deref()
+                }
+                (Stored::InDirectory, Sink::Caller) => {
+                    return Err(Failure::Other(format!(
+                        "chunk {}: its stored bytes are in a directory, and there is none",
+                        update.key
+                    )));
+                }
+            };
+            let encoded = encoder
                 .encode_update(
                     &update.key,
                     &update.shape,
-                    update.stored,
+                    stored,
                     &update.at,
                     &view,
                     options,
                 )
-                .map_err(|e| Failure::of(&e))
+                .map_err(|e| Failure::of(&e))?;
+            sink.take(&update.key, encoded)
         })
         .collect()
 }

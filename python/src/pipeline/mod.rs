@@ -21,8 +21,14 @@
 //!   that Python could map, see [`remote`]): the same, over the network;
 //! - bytes Python fetched through zarr's store API (any other store): put in
 //!   an in-memory store for the call, so that all take the same path.
+//!
+//! Writes encode with the crate's `ChunkEncoder` and hand the bytes back to
+//! Python for zarr's store API, but in zarr's `LocalStore`, whose
+//! directory Rust writes itself as `LocalStore` does ([`local`]): each
+//! chunk as soon as it is encoded, by the thread that encoded it.
 
 mod encode;
+mod local;
 mod regions;
 mod remote;
 mod threads;
@@ -87,6 +93,9 @@ pub struct ChunkArray {
     /// Why zarrs refuses to write the array, if it does (see
     /// `write_refusal`).
     write_refusal: Option<String>,
+    /// The array's directory in zarr's `LocalStore`, when it has one: the
+    /// writes that `store` Rust puts there itself.
+    directory: Option<local::Directory>,
 }
 
 #[pymethods]
@@ -119,6 +128,7 @@ impl ChunkArray {
                 .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
         let mut remote_store = None;
         let mut array_path = "/".to_string();
+        let directory = root.clone().map(local::Directory::new);
         let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, store) {
             (Some(_), Some(_)) => {
                 return Err(PyValueError::new_err("give a root or a store, not both"));
@@ -183,6 +193,7 @@ impl ChunkArray {
             has_store,
             remote: remote_store,
             write_refusal,
+            directory,
         })
     }
 
@@ -386,7 +397,14 @@ impl ChunkArray {
     /// `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
     /// chunk's key when a shape does not fit or a chunk cannot be encoded
     /// (nothing is returned then).
-    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false))]
+    ///
+    /// With `store` (an array opened on its directory), each chunk is
+    /// written into the directory as zarr's `LocalStore` writes it (a new
+    /// file renamed over the key), or its file deleted, as soon as it is
+    /// encoded, and every entry returned is `None`; an error then names the
+    /// chunk, and the chunks written before it stay written, as when zarr
+    /// stores a batch's chunks one by one.
+    #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false, *, store = false))]
     fn encode_chunks<'py>(
         &self,
         py: Python<'py>,
@@ -394,7 +412,9 @@ impl ChunkArray {
         threads: usize,
         order: &str,
         write_empty_chunks: bool,
+        store: bool,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+        let sink = self.sink(store)?;
         let array = self.array();
         let encoder = encoder(&array, order, write_empty_chunks)?;
         let mut jobs = Vec::with_capacity(chunks.len());
@@ -416,7 +436,7 @@ impl ChunkArray {
         }
         // `chunks` holds every array alive until the call returns.
         encoded_off_gil(py, threads, jobs.len(), |options| {
-            encode::encode_all(&encoder, &jobs, options)
+            encode::encode_all(&encoder, &jobs, options, sink)
         })
     }
 
@@ -433,7 +453,11 @@ impl ChunkArray {
     /// inner chunks of fill values the box touches are left out, or with
     /// `write_empty_chunks` stored (zarr's sharding codec stores those, and
     /// keeps the rest as they are).
-    #[pyo3(signature = (updates, threads, order = "morton", write_empty_chunks = false))]
+    ///
+    /// With `store`, as `encode_chunks` with it, and each chunk's stored
+    /// bytes are read from the directory by the thread that encodes it
+    /// (`stored` must then be `None`).
+    #[pyo3(signature = (updates, threads, order = "morton", write_empty_chunks = false, *, store = false))]
     #[allow(clippy::type_complexity)]
     fn update_chunks<'py>(
         &self,
@@ -447,17 +471,28 @@ impl ChunkArray {
         threads: usize,
         order: &str,
         write_empty_chunks: bool,
+        store: bool,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+        let sink = self.sink(store)?;
         let array = self.array();
         let encoder = encoder(&array, order, write_empty_chunks)?;
         let mut jobs = Vec::with_capacity(updates.len());
         for (coords, value, stored, at) in &updates {
             let (key, shape) = self.key_and_shape(&array, coords)?;
             let size = self.element_type(value)?;
+            let stored = match (stored, store) {
+                (None, true) => encode::Stored::InDirectory,
+                (Some(_), true) => {
+                    return Err(PyValueError::new_err(format!(
+                        "chunk {key}: stored bytes given to a write that reads them from the directory"
+                    )));
+                }
+                (stored, false) => encode::Stored::Given(stored.as_ref().map(|b| b.as_bytes())),
+            };
             jobs.push(encode::Update {
                 key,
                 shape,
-                stored: stored.as_ref().map(|b| b.as_bytes()),
+                stored,
                 at: at.clone(),
                 source: encode::Memory::of(value, size),
             });
@@ -465,8 +500,19 @@ impl ChunkArray {
         // `updates` holds every array and bytes object alive until the
         // call returns.
         encoded_off_gil(py, threads, jobs.len(), |options| {
-            encode::update_all(&encoder, &jobs, options)
+            encode::update_all(&encoder, &jobs, options, sink)
         })
+    }
+
+    /// Delete the chunks at `coords` from the array's directory, as zarr's
+    /// `LocalStore` deletes a key (a chunk not stored is no error), with the
+    /// GIL released. Raises `OSError` naming the chunk that could not be
+    /// deleted, `ValueError` for an array not opened on a directory.
+    fn delete_chunks(&self, py: Python<'_>, coords: Vec<Vec<u64>>) -> PyResult<()> {
+        let directory = self.directory()?;
+        let keys: Vec<String> = coords.into_iter().map(|c| self.chunk_key(c)).collect();
+        py.detach(|| keys.iter().try_for_each(|key| directory.settle(key, None)))
+            .map_err(pyo3::exceptions::PyOSError::new_err)
     }
 
     /// For each chunk at `coords`, how many of its elements, from its
@@ -605,6 +651,23 @@ fn decode_whole(
 }
 
 impl ChunkArray {
+    /// Where a write's encoded chunks go: into the array's directory with
+    /// `store`, else back to the caller.
+    fn sink(&self, store: bool) -> PyResult<encode::Sink<'_>> {
+        Ok(if store {
+            encode::Sink::Directory(self.directory()?)
+        } else {
+            encode::Sink::Caller
+        })
+    }
+
+    /// The array's directory, or an error if it was not opened on one.
+    fn directory(&self) -> PyResult<&local::Directory> {
+        self.directory
+            .as_ref()
+            .ok_or_else(|| PyValueError::new_err("the array was not opened on a directory"))
+    }
+
     /// The key of the chunk at `coords` of `array` and its shape, or an
     /// error naming the key.
     fn key_and_shape(

@@ -1,0 +1,214 @@
+//! The array's directory in zarr's `LocalStore`, read and written from Rust
+//! the way `LocalStore` does it, so that a write from the pipeline needs no
+//! round trip through Python per chunk:
+//!
+//! - a chunk is written to a new file beside its key, then renamed over the
+//!   key (readers see the old bytes or the new, never part of either);
+//!   the directories on the way are made first;
+//! - deleting a key removes its file (a directory at the key, with what is
+//!   in it), and a key with nothing there is not an error;
+//! - a key that is missing, a directory, or below a file reads as nothing
+//!   stored.
+
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A directory of chunk files, keyed by their path below it.
+pub struct Directory {
+    root: PathBuf,
+}
+
+impl Directory {
+    /// The directory at `root`.
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    /// The bytes stored at `key`, `None` if nothing is.
+    pub fn read(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        let path = self.path(key);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(format!("chunk {key}: reading {}: {e}", path.display())),
+        }
+    }
+
+    /// Store `bytes` at `key`, or (`None`) delete what is there.
+    pub fn settle(&self, key: &str, bytes: Option<&[u8]>) -> Result<(), String> {
+        match bytes {
+            Some(bytes) => self.put(key, bytes),
+            None => self.delete(key),
+        }
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
+        let path = self.path(key);
+        let failed = |what: &str, at: &Path, e: std::io::Error| {
+            format!("chunk {key}: {what} {}: {e}", at.display())
+        };
+        let parent = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent).map_err(|e| failed("making", parent, e))?;
+        let (temporary, mut file) = loop {
+            let candidate = temporary_name(&path);
+            // A new file only: never one another writer is filling.
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&candidate)
+            {
+                Ok(file) => break (candidate, file),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(failed("creating", &candidate, e)),
+            }
+        };
+        let written = file.write_all(bytes).and_then(|()| {
+            drop(file);
+            fs::rename(&temporary, &path)
+        });
+        if let Err(e) = written {
+            // Nothing of a failed write is left behind (zarr removes its
+            // temporary file likewise).
+            let _ = fs::remove_file(&temporary);
+            return Err(failed("writing", &path, e));
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        let path = self.path(key);
+        let removed = match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
+            Ok(_) => fs::remove_file(&path),
+            Err(e) => Err(e),
+        };
+        match removed {
+            Ok(()) => Ok(()),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
+            Err(e) => Err(format!("chunk {key}: deleting {}: {e}", path.display())),
+        }
+    }
+}
+
+/// A name beside `path` for a file to fill before it is renamed over
+/// `path`: `path`'s file name, a number that no other call of this process
+/// gives, and `.partial`, as zarr names its temporary files (a tool that
+/// cleans up after zarr finds ours too). The process id and the clock keep
+/// it apart from other processes' names; `create_new` keeps it apart from
+/// any name that is taken all the same.
+fn temporary_name(path: &Path) -> PathBuf {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let count = COUNT.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(
+        ".{:08x}{nanos:016x}{count:08x}.partial",
+        std::process::id()
+    ));
+    path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "zec-local-{name}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn put_makes_the_directories_and_replaces_whole() {
+        let root = scratch("put");
+        let dir = Directory::new(root.clone());
+        assert_eq!(dir.read("c/0/1").unwrap(), None);
+        dir.settle("c/0/1", Some(b"first")).unwrap();
+        assert_eq!(fs::read(root.join("c/0/1")).unwrap(), b"first");
+        dir.settle("c/0/1", Some(b"2")).unwrap();
+        assert_eq!(dir.read("c/0/1").unwrap().as_deref(), Some(&b"2"[..]));
+        // No temporary file is left beside the key.
+        let names: Vec<_> = fs::read_dir(root.join("c/0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["1"]);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn delete_and_read_follow_local_store() {
+        let root = scratch("delete");
+        let dir = Directory::new(root.clone());
+        // Nothing there: not an error, as zarr's `delete` of a missing key.
+        dir.settle("c/9", None).unwrap();
+        dir.settle("c/0", Some(b"x")).unwrap();
+        // A key below a file reads as nothing and deletes as nothing.
+        assert_eq!(dir.read("c/0/1").unwrap(), None);
+        dir.settle("c/0/1", None).unwrap();
+        dir.settle("c/0", None).unwrap();
+        assert!(!root.join("c/0").exists());
+        // A directory at the key reads as nothing; deleting it removes it.
+        fs::create_dir_all(root.join("d/0")).unwrap();
+        fs::write(root.join("d/0/x"), b"y").unwrap();
+        assert_eq!(dir.read("d").unwrap(), None);
+        dir.settle("d", None).unwrap();
+        assert!(!root.join("d").exists());
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_names_the_chunk_and_leaves_nothing() {
+        let root = scratch("fail");
+        let dir = Directory::new(root.clone());
+        // The key's parent is a file: the directories cannot be made.
+        fs::write(root.join("c"), b"file").unwrap();
+        let error = dir.settle("c/0", Some(b"x")).unwrap_err();
+        assert!(error.starts_with("chunk c/0: making"), "{error}");
+        // The key is a directory: the rename fails, the temporary goes.
+        fs::create_dir_all(root.join("e/0/sub")).unwrap();
+        let error = dir.settle("e/0", Some(b"x")).unwrap_err();
+        assert!(error.starts_with("chunk e/0: writing"), "{error}");
+        let names: Vec<_> = fs::read_dir(root.join("e"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["0"]);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn temporary_names_differ() {
+        let path = Path::new("/x/c/0");
+        let a = temporary_name(path);
+        let b = temporary_name(path);
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("0.") && name.ends_with(".partial"),
+            "{name}"
+        );
+        assert_eq!(a.parent(), path.parent());
+    }
+}

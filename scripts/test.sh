@@ -17,10 +17,11 @@ bash scripts/python/setup_venv.sh
 .venv/bin/ruff format --check scripts
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo clippy --all-targets --features async,remote -- -D warnings
-# Every test with the `async` and `remote` features on (the sync tests run
-# unchanged; clippy above checks the build without them; `remote` turns on
-# `async`, so its clippy line covers both): tests/async_stores.rs reads through a
+cargo clippy --all-targets --features async,remote,zstd -- -D warnings
+# Every test with the `async`, `remote` and `zstd` features on (the sync tests
+# run unchanged; clippy above checks the build without them; `remote` turns on
+# `async`, so its clippy line covers both; the library's own tests run without
+# them too, where zstd chunks go through zarrs' codec): tests/async_stores.rs reads through a
 # real async store (object_store's local file system), tests/remote_stores.rs
 # through object_store's HTTP and S3 stores from servers it starts
 # (Starlette under uvicorn, moto; from .venv), and tests/fuzz_replay.rs
@@ -30,8 +31,9 @@ cargo clippy --all-targets --features async,remote -- -D warnings
 # loopback in child processes with an environment of their own; this keeps
 # any other `s3://` store opened without credentials from asking it.
 export AWS_EC2_METADATA_DISABLED=true
-cargo test --all-targets --features async,remote
-cargo test --doc --features async,remote
+cargo test --lib
+cargo test --all-targets --features async,remote,zstd
+cargo test --doc --features async,remote,zstd
 # The package builds from what it ships, with no warnings (needs a clean
 # work tree: run it on a fresh clone, as CI does).
 cargo publish --dry-run

@@ -10,7 +10,10 @@
 //!   order; either alone, both, or neither) over `bytes` (this crate's or
 //!   zarrs'), followed by any bytes->bytes codecs. The bytes->bytes codecs run
 //!   through zarrs (giving the stored bytes; without any, the encoded chunk
-//!   is read where it lies), then each run of the window's elements is
+//!   is read where it lies; with feature `zstd`, zstd alone is decompressed
+//!   by the module `zstd` without a buffer per chunk, and straight into
+//!   the output where nothing is left to do but copy), then each run of the
+//!   window's elements is
 //!   decoded from the stored integers or floats to the final values by the
 //!   crate's kernels (byte order, then `cast_value`'s plan, then
 //!   `scale_offset`), through a small buffer on the stack, and written into
@@ -45,6 +48,8 @@ pub(crate) use table::STREAM_FROM_BYTES;
 #[cfg(test)]
 mod tests;
 mod window;
+#[cfg(feature = "zstd")]
+mod zstd;
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;

@@ -64,6 +64,10 @@ pub(super) struct Fused {
     bytes_to_bytes: Vec<(Arc<dyn BytesToBytesCodecTraits>, BytesRepresentation)>,
     /// The decode as a lookup table, for stored types of one or two bytes.
     tables: Option<Tables>,
+    /// Whether the bytes->bytes codecs are zarrs' zstd alone, which
+    /// [`super::zstd`] decompresses without a buffer of its own per chunk.
+    #[cfg(feature = "zstd")]
+    zstd: bool,
 }
 
 /// Stored types whose `bytes` encoding is the element's bytes in the given
@@ -178,13 +182,16 @@ impl Fused {
             let last = representations.last().expect("one at least");
             representations.push(codec.encoded_representation(last));
         }
-        let bytes_to_bytes = codecs
+        let bytes_to_bytes: Vec<_> = codecs
             .bytes_to_bytes_codecs()
             .iter()
             .cloned()
             .zip(representations)
             .rev()
             .collect();
+        #[cfg(feature = "zstd")]
+        let zstd =
+            matches!(bytes_to_bytes.as_slice(), [(codec, _)] if super::zstd::is_zstd(&**codec));
         let mut fused = Self {
             stored,
             swap,
@@ -192,6 +199,8 @@ impl Fused {
             scale_offset,
             bytes_to_bytes,
             tables: None,
+            #[cfg(feature = "zstd")]
+            zstd,
         };
         let out_size = data_type.fixed_size()?;
         // A copy needs no table (a table would only be slower than it).
@@ -214,23 +223,84 @@ impl Fused {
         out: &mut OutputWindow<'_>,
         options: &CodecOptions,
     ) -> Result<(), CodecError> {
-        let stored = self.stored_bytes(encoded, options)?;
         let size = self.stored.size();
         let elements: u64 = chunk_shape.iter().product();
         let want = usize::try_from(elements)
             .ok()
             .and_then(|n| n.checked_mul(size));
-        if want != Some(stored.len()) {
-            return Err(CodecError::Other(format!(
-                "bytes: the chunk holds {} bytes, {elements} elements of {} take {}",
-                stored.len(),
+        let wrong_size = |held: usize| {
+            CodecError::Other(format!(
+                "bytes: the chunk holds {held} bytes, {elements} elements of {} take {}",
                 self.stored,
                 want.map_or_else(
                     || "more than this machine can address".to_string(),
                     |n| { n.to_string() }
                 )
-            )));
+            ))
+        };
+        #[cfg(feature = "zstd")]
+        if self.zstd {
+            let want = want.ok_or_else(|| wrong_size(0))?;
+            if let Some(run) = self.one_plain_run(chunk_shape, chunk_subset, out) {
+                // SAFETY: the run is the whole window (`one_plain_run`), and
+                // no other slice of the window is alive: this is the only
+                // one this call makes, and it is dropped before it returns.
+                let target = unsafe { out.segment_mut(run) };
+                return super::zstd::decompress_into(encoded, target);
+            }
+            return super::zstd::with_decompressed(encoded, want, |stored| {
+                self.decode_stored(stored, chunk_shape, chunk_subset, out, options)
+            });
         }
+        let stored = self.stored_bytes(encoded, options)?;
+        if want != Some(stored.len()) {
+            return Err(wrong_size(stored.len()));
+        }
+        self.decode_stored(&stored, chunk_shape, chunk_subset, out, options)
+    }
+
+    /// The output's elements the window is, when they are one run, the
+    /// window is the whole chunk and the stored bytes are the values as
+    /// they are (no kernel, no byte swap): the stored bytes can then be
+    /// decompressed straight into the output.
+    #[cfg(feature = "zstd")]
+    fn one_plain_run(
+        &self,
+        chunk_shape: &[u64],
+        chunk_subset: &ArraySubset,
+        out: &OutputWindow<'_>,
+    ) -> Option<Range<usize>> {
+        if self.cast.is_some()
+            || self.scale_offset.is_some()
+            || self.swap
+            || self.stored.size() != out.element_size()
+            || chunk_subset.shape() != chunk_shape
+        {
+            return None;
+        }
+        let (src_runs, dst_runs) = Runs::common(
+            chunk_subset.shape(),
+            (chunk_subset.start(), chunk_shape),
+            (out.subset().start(), out.shape()),
+        );
+        if src_runs.count() != 1 {
+            return None;
+        }
+        let start = dst_runs.start_of(0);
+        Some(start..start + dst_runs.len)
+    }
+
+    /// Decode `chunk_subset` of the chunk whose stored bytes (the bytes
+    /// `bytes` encodes, of the chunk's size) are `stored` into `out`.
+    fn decode_stored(
+        &self,
+        stored: &[u8],
+        chunk_shape: &[u64],
+        chunk_subset: &ArraySubset,
+        out: &mut OutputWindow<'_>,
+        options: &CodecOptions,
+    ) -> Result<(), CodecError> {
+        let size = self.stored.size();
         let (src_runs, dst_runs) = Runs::common(
             chunk_subset.shape(),
             (chunk_subset.start(), chunk_shape),
@@ -246,7 +316,7 @@ impl Fused {
         let stream = output_bytes >= STREAM_FROM_BYTES as u64;
         let out = &*out;
         try_ranges(total, parts, |elements| {
-            self.decode_elements(&stored, &src_runs, &dst_runs, elements, out, stream)
+            self.decode_elements(stored, &src_runs, &dst_runs, elements, out, stream)
         })
     }
 

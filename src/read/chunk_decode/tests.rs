@@ -831,3 +831,128 @@ fn unaligned_stored_bytes_decode_alike() {
         assert_eq!(decode(&shifted[1..]), zarrs, "{}", chain.name);
     }
 }
+
+/// `bytes` + `zstd` chains (of every byte order and kernel: with feature
+/// `zstd` the read engine decompresses these itself, straight into the
+/// output where the chunk is one run of it) give zarrs' values: whole
+/// chunks into outputs of their own shape, into a run of a larger output
+/// (rows of a taller one) and into a window that is not one run (columns of
+/// a wider one), and parts; frames that decompress to the wrong size, are
+/// cut short or carry a bad checksum are errors on every path.
+#[test]
+fn zstd_chunks_decode_as_zarrs_decodes_them() {
+    let mut rng = SplitMix64(31);
+    for chain in chains().iter().filter(|c| c.fused) {
+        for endian in ["little", "big"] {
+            let store = Arc::new(MemoryStore::new());
+            let shape = [6u64, 10];
+            let mut codecs: Vec<Arc<dyn ArrayToArrayCodecTraits>> = chain.array_to_array.clone();
+            let array = ArrayBuilder::new(
+                shape.to_vec(),
+                shape.to_vec(),
+                chain.data_type.clone(),
+                chain.fill_value.clone(),
+            )
+            .array_to_array_codecs(std::mem::take(&mut codecs))
+            .array_to_bytes_codec(Arc::new(BytesCodec::new(Some(if endian == "big" {
+                zarrs::array::Endianness::Big
+            } else {
+                zarrs::array::Endianness::Little
+            }))))
+            .bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(3, true))])
+            .build(store.clone(), "/")
+            .unwrap();
+            let elements = shape.iter().product::<u64>() as usize;
+            let values: Vec<u8> = (0..elements)
+                .flat_map(|_| (chain.value)(&mut rng))
+                .collect();
+            array
+                .store_chunk(&[0, 0], ArrayBytes::new_flen(values))
+                .unwrap();
+            let decoder = decoder_for(&array, &[0, 0]);
+            let options = CodecOptions::default();
+            let what = format!("{} ({endian}) + zstd", chain.name);
+            let whole = ArraySubset::new_with_shape(shape.to_vec());
+            // `check_chunk` puts the window at a random place of a larger
+            // output: some runs, some not.
+            for _ in 0..12 {
+                assert!(!check_chunk(
+                    &mut rng,
+                    &array,
+                    &decoder,
+                    &[0, 0],
+                    &whole,
+                    &options,
+                    &what
+                ));
+                let part = random_subset(&mut rng, &shape);
+                assert!(!check_chunk(
+                    &mut rng,
+                    &array,
+                    &decoder,
+                    &[0, 0],
+                    &part,
+                    &options,
+                    &what
+                ));
+            }
+            // Into an output of the chunk's own shape.
+            let size = chain.data_type.fixed_size().unwrap();
+            let expected = array
+                .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
+                .unwrap()
+                .into_fixed()
+                .unwrap()
+                .into_owned();
+            let encoded = array.retrieve_encoded_chunk(&[0, 0]).unwrap().unwrap();
+            let mut out = vec![GUARD; elements * size];
+            let mut target = OutputWindow::whole(&mut out, size, &shape).unwrap();
+            decoder
+                .decode_into(Some(&encoded), &whole, &mut target, &options)
+                .unwrap();
+            assert!(out == expected, "{what}: whole chunk into its own output");
+            // Damaged frames.
+            let content = zarrs::array::codec::api::BytesToBytesCodecTraits::decode(
+                &ZstdCodec::new(3, true),
+                std::borrow::Cow::Borrowed(&encoded[..]),
+                &zarrs::array::codec::api::BytesRepresentation::UnboundedSize,
+                &options,
+            )
+            .unwrap()
+            .into_owned();
+            let mut longer = content.clone();
+            longer.extend_from_slice(&content[..size]);
+            let mut flipped = encoded.to_vec();
+            let last = flipped.len() - 1;
+            flipped[last] ^= 0xff; // the checksum's last byte
+            for (damage, bytes) in [
+                ("shorter", zstd_frame(&content[..content.len() - size])),
+                ("longer", zstd_frame(&longer)),
+                ("cut short", encoded[..encoded.len() / 2].to_vec()),
+                ("bad checksum", flipped),
+            ] {
+                for subset in [whole.clone(), ArraySubset::new_with_ranges(&[1..3, 2..5])] {
+                    let mut out = vec![0u8; elements * size];
+                    let window = subset.shape().to_vec();
+                    let n = window.iter().product::<u64>() as usize * size;
+                    let mut target = OutputWindow::whole(&mut out[..n], size, &window).unwrap();
+                    let got = decoder.decode_into(Some(&bytes), &subset, &mut target, &options);
+                    assert!(got.is_err(), "{what}: {damage} frame, subset {subset}");
+                }
+            }
+        }
+    }
+}
+
+/// `data` as one zstd frame with its content size and a checksum, as
+/// zarrs' zstd codec writes it.
+fn zstd_frame(data: &[u8]) -> Vec<u8> {
+    let codec = ZstdCodec::new(3, true);
+    zarrs::array::codec::api::BytesToBytesCodecTraits::encode(
+        &codec,
+        std::borrow::Cow::Borrowed(data),
+        &CodecOptions::default(),
+    )
+    .unwrap()
+    .into_owned()
+}

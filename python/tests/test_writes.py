@@ -384,6 +384,13 @@ def test_a_value_the_codecs_refuse_is_an_error_naming_the_chunk(tmp_path: Path) 
         assert "300" in str(raised.value)
         assert not isinstance(raised.value, zec.FallbackError)
         assert not (tmp_path / "ours" / "c").exists()
+        # A write of three chunks, one refused: what zarr stores of it
+        # (nothing), though Rust encodes the other two.
+        with zarr_writes_forbidden(), pytest.raises(ValueError, match="300"):
+            mine[...] = [1, 300, 2, 3, 4]
+    assert (
+        stored(LocalStore(tmp_path / "ours")).keys() == stored(LocalStore(tmp_path / "zarr")).keys()
+    )
 
 
 def test_fortran_ordered_and_strided_values(tmp_path: Path) -> None:
@@ -539,3 +546,63 @@ def test_a_chunk_rust_cannot_store_is_an_os_error_naming_it(tmp_path: Path) -> N
     assert str(tmp_path / "c" / "1") in str(e.value)
     assert blocker.is_dir()
     assert not any(p.name.endswith(".partial") for p in (tmp_path / "c").iterdir())
+
+
+@pytest.mark.parametrize(
+    "encoding",
+    [
+        {"name": "default", "separator": "/"},
+        {"name": "default", "separator": "."},
+        {"name": "v2", "separator": "."},
+        {"name": "v2", "separator": "/"},
+    ],
+    ids=lambda e: f"{e['name']}-{e['separator']}",
+)
+def test_rust_stores_under_zarrs_keys_for_every_key_encoding(
+    encoding: dict[str, str], tmp_path: Path
+) -> None:
+    """Rust names the files it writes by the array's chunk key encoding, in
+    a group below the store's root: the same files as zarr's, byte for byte
+    (no compressor), read back alike, nothing through `LocalStore.set`."""
+    kwargs: dict[str, Any] = {
+        "shape": (9, 7),
+        "chunks": (4, 3),
+        "dtype": "int32",
+        "fill_value": 0,
+        "compressors": None,
+        "chunk_key_encoding": encoding,
+    }
+    values = np.arange(63, dtype="int32").reshape(9, 7) - 5
+    roots = [tmp_path / "zarr", tmp_path / "ours"]
+    theirs = zarr.create_array(LocalStore(roots[0]), name="g/h/a", **kwargs)
+    theirs[...] = values
+    theirs[2:5, 1:6] = 0
+    with zarr.config.set(OURS):
+        mine = zarr.create_array(LocalStore(roots[1]), name="g/h/a", **kwargs)
+    with zarr_writes_forbidden():
+        mine[...] = values
+        mine[2:5, 1:6] = 0
+    want, got = stored(LocalStore(roots[0])), stored(LocalStore(roots[1]))
+    assert got == want
+    assert any(not key.endswith("zarr.json") for key in got)
+    same(zarr.open_array(LocalStore(roots[1]), path="g/h/a")[...], theirs[...])
+
+
+def test_an_os_error_is_the_one_local_store_raises(tmp_path: Path) -> None:
+    """A chunk's file that cannot be written raises the `OSError` subclass
+    zarr's `LocalStore` raises in the same place (the system's error number
+    kept), naming the chunk."""
+    raised = []
+    for root, config in ((tmp_path / "zarr", {}), (tmp_path / "ours", STRICT)):
+        with zarr.config.set(config):
+            array = zarr.create_array(
+                LocalStore(root), shape=(8,), chunks=(4,), dtype="int32", fill_value=0
+            )
+        (root / "c" / "1" / "in-the-way").mkdir(parents=True)
+        with zarr.config.set(config), pytest.raises(OSError, match=r"c/1") as e:
+            array[...] = np.arange(1, 9, dtype="int32")
+        raised.append(e.value)
+    theirs, mine = raised
+    assert type(mine) is type(theirs), (theirs, mine)
+    assert mine.errno == theirs.errno
+    assert "chunk c/1" in str(mine)

@@ -758,7 +758,8 @@ class CodecPipeline(_CodecPipeline):
         chunks, a group at a time: a group is stored while the next one is
         encoded, so that at most two groups' encoded bytes are held. With
         a `directory` (the array in zarr's `LocalStore`), Rust reads the
-        shards it updates and stores each chunk as it encodes it."""
+        shards it updates and stores a group's chunks once it has encoded
+        them."""
         native = self.native
         assert native is not None
         threads = _threads()
@@ -766,6 +767,7 @@ class CodecPipeline(_CodecPipeline):
         per_chunk = max(1, int(np.prod(shape, dtype=np.int64)) * native.dtype.itemsize)
         group = max(threads, _WRITE_BYTES // per_chunk)
         storing: asyncio.Future[None] | None = None
+        failed: BaseException | None = None
         try:
             for first in range(0, len(batch), group):
                 part = batch[first : first + group]
@@ -779,24 +781,35 @@ class CodecPipeline(_CodecPipeline):
                     raise _chunk_error("read for a write", native, where, e) from e
                 try:
                     encoded = await _encode(native, part, where, chunks, threads, directory)
-                except StoredChunkError as e:
-                    # A stored shard that does not read: an error, as for a read.
-                    raise _chunk_error("read for a write", native, where, e) from e
                 except ValueError as e:
-                    # A value the codecs refuse (out of range for
-                    # `cast_value`, NaN without a `scalar_map`): zarr
-                    # refuses it too, and this is the error, naming the
-                    # chunk (nothing of this group is stored). The writes
-                    # zarrs refuses and zarr makes are known before
-                    # (`write_refusal`).
+                    # A shape that does not fit: nothing of the group encoded.
                     raise _chunk_error("write", native, where, e) from e
                 del chunks
+                if failed is None:
+                    failed = next((e for e in encoded if isinstance(e, BaseException)), None)
                 if storing is not None:
                     await storing
                 storing = asyncio.ensure_future(_store(part, encoded))
             if storing is not None:
                 await storing
                 storing = None
+            if failed is not None:
+                # The first chunk that failed, once every chunk that encoded
+                # is stored, as zarr's pipeline stores a batch's chunks that
+                # encode and raises for the one that does not.
+                if isinstance(failed, StoredChunkError):
+                    # A stored shard that does not read: an error, as for a read.
+                    raise _chunk_error("read for a write", native, coords, failed) from failed
+                if isinstance(failed, ValueError):
+                    # A value the codecs refuse (out of range for
+                    # `cast_value`, NaN without a `scalar_map`): zarr
+                    # refuses it too, and this is the error, naming the
+                    # chunk. The writes zarrs refuses and zarr makes are
+                    # known before (`write_refusal`).
+                    raise _chunk_error("write", native, coords, failed) from failed
+                # A file of the `LocalStore` that could not be written: the
+                # `OSError` zarr's store raises, naming the chunk.
+                raise failed
         finally:
             if storing is not None:
                 # An error above: the stores under way finish (or fail) first.
@@ -1306,9 +1319,11 @@ async def _encode(
     threads with the GIL released: the bytes to store (a `uint8` array),
     `None` to delete (a chunk of fill values, as zarr drops it without
     `write_empty_chunks`; a shard whose inner chunks all are, as zarr's
-    sharding codec deletes it), or, with a `directory`, `_STORED` for a
-    chunk Rust has stored or deleted there (and an update's stored bytes
-    read there)."""
+    sharding codec deletes it), with a `directory` `_STORED` for a chunk
+    Rust has stored or deleted there (and an update's stored bytes read
+    there), or the exception the chunk raised (not raised: the others are
+    stored first, as zarr's pipeline stores a batch's chunks that
+    encode)."""
     from zarr.core.buffer import cpu
 
     array = native.array(None) if directory is None else directory
@@ -1335,7 +1350,7 @@ async def _encode(
                 store=store,
             )
             for (i, _), out in zip(updates, done, strict=True):
-                result[i] = _STORED if store else out
+                result[i] = _STORED if store and out is None else out
         kept = [
             i
             for i, ((_, spec, *_), chunk) in enumerate(zip(batch, chunks, strict=True))
@@ -1351,13 +1366,14 @@ async def _encode(
                 store=store,
             )
             for i, out in zip(kept, done, strict=True):
-                result[i] = _STORED if store else out
+                result[i] = _STORED if store and out is None else out
         if store:
             # The complex chunks of zeros left out above.
             gone = [i for i, out in enumerate(result) if out is None]
             if gone:
                 array.delete_chunks([list(coords[i]) for i in gone])
-            result = [_STORED] * len(batch)
+                for i in gone:
+                    result[i] = _STORED
         return result
 
     return await asyncio.to_thread(encode_all)
@@ -1373,7 +1389,7 @@ async def _store(batch: list[BatchInfo], encoded: list[Any]) -> None:
     async def store(i: int) -> None:
         byte_setter = batch[i][0]
         chunk = encoded[i]
-        if chunk is _STORED:
+        if chunk is _STORED or isinstance(chunk, BaseException):
             return
         async with limit:
             if chunk is None:

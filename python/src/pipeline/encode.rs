@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use zarrs::array::{ArrayError, CodecOptions};
 use zarrs_extension_codecs::write::{ChunkEncoder, StoredChunkDamaged, Strided};
 
-use super::local::Directory;
+use super::local::{self, Directory};
 
 pyo3::create_exception!(
     _native,
@@ -27,7 +27,7 @@ pyo3::create_exception!(
 /// that does not fit).
 pub enum Failure {
     Damaged(String),
-    Io(String),
+    Io(local::Failure),
     Other(String),
 }
 
@@ -46,7 +46,7 @@ impl Failure {
     pub fn into_py(self) -> PyErr {
         match self {
             Self::Damaged(message) => StoredChunkError::new_err(message),
-            Self::Io(message) => pyo3::exceptions::PyOSError::new_err(message),
+            Self::Io(failure) => failure.into_py(),
             Self::Other(message) => pyo3::exceptions::PyValueError::new_err(message),
         }
     }
@@ -145,9 +145,15 @@ pub struct Job {
     pub source: Memory,
 }
 
+/// Each chunk's outcome: the bytes to store (`None`: nothing to store, or
+/// the sink stored it), or why it failed.
+pub type Outcome = Result<Option<Vec<u8>>, Failure>;
+
 /// Where the encoded chunks go: back to the caller, or (the array in
-/// zarr's `LocalStore`) into its directory as each is encoded, so that no
-/// more than one chunk per thread is held.
+/// zarr's `LocalStore`) into its directory, in parallel once every chunk of
+/// the call is encoded. A chunk that fails leaves the others to be
+/// stored, as zarr's pipeline stores every chunk of a batch that encodes
+/// and raises for the one that does not.
 #[derive(Clone, Copy)]
 pub enum Sink<'a> {
     Caller,
@@ -155,43 +161,52 @@ pub enum Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// `encoded` (`None`: nothing to store) as the caller gets it: itself,
-    /// or `None` once it is in the directory.
-    fn take(self, key: &str, encoded: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, Failure> {
+    /// The `outcomes` of the chunks of `keys` as the caller gets them:
+    /// themselves, or, once the directory has the chunk, `None` (a failure
+    /// to write it in its place).
+    fn take(
+        self,
+        keys: impl IndexedParallelIterator<Item = String>,
+        outcomes: Vec<Outcome>,
+    ) -> Vec<Outcome> {
         match self {
-            Self::Caller => Ok(encoded),
-            Self::Directory(directory) => {
-                directory
-                    .settle(key, encoded.as_deref())
-                    .map_err(Failure::Io)?;
-                Ok(None)
-            }
+            Self::Caller => outcomes,
+            Self::Directory(directory) => keys
+                .zip(outcomes.into_par_iter())
+                .map(|(key, outcome)| {
+                    let bytes = outcome?;
+                    directory
+                        .settle(&key, bytes.as_deref())
+                        .map_err(Failure::Io)?;
+                    Ok(None)
+                })
+                .collect(),
         }
     }
 }
 
 /// Encode every job on the current rayon pool, each chunk by one task
 /// (the inner chunks of a shard as tasks of their own on the same pool):
-/// the bytes to store, or `None` where nothing is to be stored (or where
-/// `sink` stored it).
+/// each chunk's outcome, into `sink`.
 pub fn encode_all(
     encoder: &ChunkEncoder,
     jobs: &[Job],
     options: &CodecOptions,
     sink: Sink<'_>,
-) -> Result<Vec<Option<Vec<u8>>>, Failure> {
-    jobs.par_iter()
+) -> Vec<Outcome> {
+    let outcomes = jobs
+        .par_iter()
         .map(|job| {
             let view = job
                 .source
                 .view()
                 .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
-            let encoded = encoder
+            encoder
                 .encode(&job.key, &job.shape, &view, options)
-                .map_err(|e| Failure::of(&e))?;
-            sink.take(&job.key, encoded)
+                .map_err(|e| Failure::of(&e))
         })
-        .collect()
+        .collect();
+    sink.take(jobs.par_iter().map(|job| job.key.clone()), outcomes)
 }
 
 /// What is stored of a chunk an update merges into.
@@ -220,8 +235,8 @@ pub fn update_all(
     updates: &[Update<'_>],
     options: &CodecOptions,
     sink: Sink<'_>,
-) -> Result<Vec<Option<Vec<u8>>>, Failure> {
-    updates
+) -> Vec<Outcome> {
+    let outcomes = updates
         .par_iter()
         .map(|update| {
             let view = update
@@ -242,7 +257,7 @@ pub fn update_all(
                     )));
                 }
             };
-            let encoded = encoder
+            encoder
                 .encode_update(
                     &update.key,
                     &update.shape,
@@ -251,8 +266,11 @@ pub fn update_all(
                     &view,
                     options,
                 )
-                .map_err(|e| Failure::of(&e))?;
-            sink.take(&update.key, encoded)
+                .map_err(|e| Failure::of(&e))
         })
-        .collect()
+        .collect();
+    sink.take(
+        updates.par_iter().map(|update| update.key.clone()),
+        outcomes,
+    )
 }

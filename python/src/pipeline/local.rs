@@ -6,15 +6,51 @@
 //!   key (readers see the old bytes or the new, never part of either);
 //!   the directories on the way are made first;
 //! - deleting a key removes its file (a directory at the key, with what is
-//!   in it), and a key with nothing there is not an error;
+//!   in it), and a key with nothing there is not an error (a key below a
+//!   file is: `NotADirectoryError`, as from `LocalStore`);
 //! - a key that is missing, a directory, or below a file reads as nothing
 //!   stored.
+//!
+//! Errors carry the system's error number, so that Python raises the
+//! subclass of `OSError` `LocalStore` would (`PermissionError`,
+//! `IsADirectoryError`, ...). Not as `LocalStore`: no retry of a rename
+//! that Windows refuses for a moment (the package is built for Linux), and
+//! a key that is a link to a directory is deleted as a link.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Why a file of the directory could not be read, written or deleted: the
+/// system's error number (if it gave one) and a message naming the chunk
+/// and the path.
+#[derive(Debug)]
+pub struct Failure {
+    pub errno: Option<i32>,
+    pub message: String,
+}
+
+impl Failure {
+    /// As Python's `OSError(errno, message)`, which Python makes the
+    /// subclass the number stands for (`OSError` with the message alone
+    /// when there is none).
+    pub fn into_py(self) -> pyo3::PyErr {
+        use pyo3::exceptions::PyOSError;
+        match self.errno {
+            Some(errno) => PyOSError::new_err((errno, self.message)),
+            None => PyOSError::new_err(self.message),
+        }
+    }
+
+    fn new(key: &str, what: &str, path: &Path, e: &std::io::Error) -> Self {
+        Self {
+            errno: e.raw_os_error(),
+            message: format!("chunk {key}: {what} {}: {e}", path.display()),
+        }
+    }
+}
 
 /// A directory of chunk files, keyed by their path below it.
 pub struct Directory {
@@ -32,7 +68,7 @@ impl Directory {
     }
 
     /// The bytes stored at `key`, `None` if nothing is.
-    pub fn read(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+    pub fn read(&self, key: &str) -> Result<Option<Vec<u8>>, Failure> {
         let path = self.path(key);
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(bytes)),
@@ -44,23 +80,21 @@ impl Directory {
             {
                 Ok(None)
             }
-            Err(e) => Err(format!("chunk {key}: reading {}: {e}", path.display())),
+            Err(e) => Err(Failure::new(key, "reading", &path, &e)),
         }
     }
 
     /// Store `bytes` at `key`, or (`None`) delete what is there.
-    pub fn settle(&self, key: &str, bytes: Option<&[u8]>) -> Result<(), String> {
+    pub fn settle(&self, key: &str, bytes: Option<&[u8]>) -> Result<(), Failure> {
         match bytes {
             Some(bytes) => self.put(key, bytes),
             None => self.delete(key),
         }
     }
 
-    fn put(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
+    fn put(&self, key: &str, bytes: &[u8]) -> Result<(), Failure> {
         let path = self.path(key);
-        let failed = |what: &str, at: &Path, e: std::io::Error| {
-            format!("chunk {key}: {what} {}: {e}", at.display())
-        };
+        let failed = |what: &str, at: &Path, e: std::io::Error| Failure::new(key, what, at, &e);
         let parent = path.parent().unwrap_or(&self.root);
         fs::create_dir_all(parent).map_err(|e| failed("making", parent, e))?;
         let (temporary, mut file) = loop {
@@ -89,7 +123,7 @@ impl Directory {
         Ok(())
     }
 
-    fn delete(&self, key: &str) -> Result<(), String> {
+    fn delete(&self, key: &str) -> Result<(), Failure> {
         let path = self.path(key);
         let removed = match fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
@@ -98,15 +132,15 @@ impl Directory {
         };
         match removed {
             Ok(()) => Ok(()),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
-            Err(e) => Err(format!("chunk {key}: deleting {}: {e}", path.display())),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Failure::new(key, "deleting", &path, &e)),
         }
     }
 }
 
 /// A name beside `path` for a file to fill before it is renamed over
 /// `path`: `path`'s file name, a number that no other call of this process
-/// gives, and `.partial`, as zarr names its temporary files (a tool that
+/// gives, and `.partial`, the ending of zarr's temporary files (a tool that
 /// cleans up after zarr finds ours too). The process id and the clock keep
 /// it apart from other processes' names; `create_new` keeps it apart from
 /// any name that is taken all the same.
@@ -164,9 +198,11 @@ mod tests {
         // Nothing there: not an error, as zarr's `delete` of a missing key.
         dir.settle("c/9", None).unwrap();
         dir.settle("c/0", Some(b"x")).unwrap();
-        // A key below a file reads as nothing and deletes as nothing.
+        // A key below a file reads as nothing; deleting it is
+        // `NotADirectoryError`, as from `LocalStore`.
         assert_eq!(dir.read("c/0/1").unwrap(), None);
-        dir.settle("c/0/1", None).unwrap();
+        let e = dir.settle("c/0/1", None).unwrap_err();
+        assert_eq!(e.errno, Some(20), "{e:?}"); // ENOTDIR
         dir.settle("c/0", None).unwrap();
         assert!(!root.join("c/0").exists());
         // A directory at the key reads as nothing; deleting it removes it.
@@ -185,11 +221,13 @@ mod tests {
         // The key's parent is a file: the directories cannot be made.
         fs::write(root.join("c"), b"file").unwrap();
         let error = dir.settle("c/0", Some(b"x")).unwrap_err();
-        assert!(error.starts_with("chunk c/0: making"), "{error}");
+        assert!(error.message.starts_with("chunk c/0: making"), "{error:?}");
+        assert!(error.errno.is_some(), "{error:?}");
         // The key is a directory: the rename fails, the temporary goes.
         fs::create_dir_all(root.join("e/0/sub")).unwrap();
         let error = dir.settle("e/0", Some(b"x")).unwrap_err();
-        assert!(error.starts_with("chunk e/0: writing"), "{error}");
+        assert!(error.message.starts_with("chunk e/0: writing"), "{error:?}");
+        assert!(error.errno.is_some(), "{error:?}");
         let names: Vec<_> = fs::read_dir(root.join("e"))
             .unwrap()
             .map(|e| e.unwrap().file_name())

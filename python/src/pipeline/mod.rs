@@ -25,7 +25,7 @@
 //! Writes encode with the crate's `ChunkEncoder` and hand the bytes back to
 //! Python for zarr's store API, but in zarr's `LocalStore`, whose
 //! directory Rust writes itself as `LocalStore` does ([`local`]): each
-//! chunk as soon as it is encoded, by the thread that encoded it.
+//! call's chunks once they are all encoded, in parallel.
 
 mod encode;
 mod local;
@@ -393,17 +393,20 @@ impl ChunkArray {
     /// inner chunk is stored, fill values or not, as zarr stores the inner
     /// chunks a write touches (the caller sends a shard at the array's far
     /// edge with nothing stored to `update_chunks`, its part inside the
-    /// array the box). Stored bytes that do not read raise
-    /// `StoredChunkError` (a `ValueError`). Raises `ValueError` naming the
-    /// chunk's key when a shape does not fit or a chunk cannot be encoded
-    /// (nothing is returned then).
+    /// array the box). Raises `ValueError` naming the chunk's key when a
+    /// shape does not fit (nothing is encoded then).
     ///
-    /// With `store` (an array opened on its directory), each chunk is
-    /// written into the directory as zarr's `LocalStore` writes it (a new
-    /// file renamed over the key), or its file deleted, as soon as it is
-    /// encoded, and every entry returned is `None`; an error then names the
-    /// chunk, and the chunks written before it stay written, as when zarr
-    /// stores a batch's chunks one by one.
+    /// A chunk that fails has, in its place, the exception it raised (an
+    /// instance, not raised, so that the caller can store the others and
+    /// then raise it, as zarr's pipeline does): `StoredChunkError` (a
+    /// `ValueError`) for stored bytes that do not read, `ValueError` naming
+    /// the chunk's key for a value the codecs refuse, the `OSError`
+    /// subclass of the system's error number for a file of the directory.
+    ///
+    /// With `store` (an array opened on its directory), once every chunk
+    /// is encoded, those that encoded are written into the directory as
+    /// zarr's `LocalStore` writes them (a new file renamed over the key),
+    /// or their files deleted, in parallel, each then `None`.
     #[pyo3(signature = (chunks, threads, order = "morton", write_empty_chunks = false, *, store = false))]
     fn encode_chunks<'py>(
         &self,
@@ -413,7 +416,7 @@ impl ChunkArray {
         order: &str,
         write_empty_chunks: bool,
         store: bool,
-    ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let sink = self.sink(store)?;
         let array = self.array();
         let encoder = encoder(&array, order, write_empty_chunks)?;
@@ -472,7 +475,7 @@ impl ChunkArray {
         order: &str,
         write_empty_chunks: bool,
         store: bool,
-    ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let sink = self.sink(store)?;
         let array = self.array();
         let encoder = encoder(&array, order, write_empty_chunks)?;
@@ -512,7 +515,7 @@ impl ChunkArray {
         let directory = self.directory()?;
         let keys: Vec<String> = coords.into_iter().map(|c| self.chunk_key(c)).collect();
         py.detach(|| keys.iter().try_for_each(|key| directory.settle(key, None)))
-            .map_err(pyo3::exceptions::PyOSError::new_err)
+            .map_err(local::Failure::into_py)
     }
 
     /// For each chunk at `coords`, how many of its elements, from its
@@ -814,25 +817,28 @@ fn read_regions(
 }
 
 /// Run `encode` on a pool of `threads` threads with the GIL released, for
-/// `count` chunks, and hand its output to numpy (each chunk's bytes owned
-/// by a `uint8` array, no copy).
+/// `count` chunks, and hand each chunk's outcome to Python: its bytes as a
+/// `uint8` array (owned by it, no copy), `None`, or the exception it
+/// raised (an instance, not raised: the other chunks are still to store).
 fn encoded_off_gil<'py>(
     py: Python<'py>,
     threads: usize,
     count: usize,
-    encode: impl FnOnce(&CodecOptions) -> Result<Vec<Option<Vec<u8>>>, encode::Failure> + Send,
-) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+    encode: impl FnOnce(&CodecOptions) -> Vec<encode::Outcome> + Send,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let threads = threads.max(1);
     // Few large chunks (shards): each may split its inner chunks over the
     // threads the others leave (rayon shares one pool among both).
     let options =
         CodecOptions::default().with_concurrent_target(threads.div_ceil(count.max(1)).max(1));
     let pool = threads::pool(threads)?;
-    let encoded = py
-        .detach(|| pool.install(|| encode(&options)))
-        .map_err(encode::Failure::into_py)?;
-    Ok(encoded
+    let outcomes = py.detach(|| pool.install(|| encode(&options)));
+    Ok(outcomes
         .into_iter()
-        .map(|bytes| bytes.map(|bytes| PyArray1::from_vec(py, bytes)))
+        .map(|outcome| match outcome {
+            Ok(Some(bytes)) => PyArray1::from_vec(py, bytes).into_any(),
+            Ok(None) => py.None().into_bound(py),
+            Err(failure) => failure.into_py().into_value(py).into_bound(py).into_any(),
+        })
         .collect())
 }

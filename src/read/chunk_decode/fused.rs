@@ -240,7 +240,12 @@ impl Fused {
         };
         #[cfg(feature = "zstd")]
         if self.zstd {
-            let want = want.ok_or_else(|| wrong_size(0))?;
+            let want = want.ok_or_else(|| {
+                CodecError::Other(format!(
+                    "bytes: {elements} elements of {} take more than this machine can address",
+                    self.stored
+                ))
+            })?;
             if let Some(run) = self.one_plain_run(chunk_shape, chunk_subset, out) {
                 // SAFETY: the run is the whole window (`one_plain_run`), and
                 // no other slice of the window is alive: this is the only

@@ -956,3 +956,95 @@ fn zstd_frame(data: &[u8]) -> Vec<u8> {
     .unwrap()
     .into_owned()
 }
+
+/// zstd input of every shape zarrs' codec reads (several frames, a frame
+/// without a content size, a skippable frame first) decodes to zarrs'
+/// values into the whole output of a chunk, into a run of a taller output
+/// and into a window of a wider one (not one run).
+#[test]
+fn zstd_frames_of_every_kind_decode_as_zarrs_decodes_them() {
+    let chain = chains()
+        .into_iter()
+        .find(|c| c.name == "uint16 bytes alone (a copy)")
+        .unwrap();
+    let shape = [2u64, 10];
+    let store = Arc::new(MemoryStore::new());
+    let array = ArrayBuilder::new(
+        shape.to_vec(),
+        shape.to_vec(),
+        chain.data_type.clone(),
+        chain.fill_value.clone(),
+    )
+    .bytes_to_bytes_codecs(vec![Arc::new(ZstdCodec::new(3, false))])
+    .build(store.clone(), "/")
+    .unwrap();
+    let values: Vec<u8> = (0..20u16).flat_map(|v| (v * 977).to_le_bytes()).collect();
+    let frames = |parts: &[&[u8]]| -> Vec<u8> {
+        parts
+            .iter()
+            .flat_map(|part| ::zstd::bulk::compress(part, 1).unwrap())
+            .collect()
+    };
+    let mut skippable = 0x184D_2A50u32.to_le_bytes().to_vec();
+    skippable.extend(3u32.to_le_bytes());
+    skippable.extend([9, 9, 9]);
+    skippable.extend(frames(&[&values]));
+    let inputs = [
+        ("one frame", frames(&[&values])),
+        (
+            "three frames",
+            frames(&[&values[..6], &values[6..30], &values[30..]]),
+        ),
+        (
+            "no content size",
+            ::zstd::stream::encode_all(&values[..], 1).unwrap(),
+        ),
+        ("a skippable frame first", skippable),
+    ];
+    let options = CodecOptions::default();
+    let decoder = decoder_for(&array, &[0, 0]);
+    for (what, encoded) in inputs {
+        let key = array.chunk_key(&[0, 0]);
+        store.set(&key, encoded.clone().into()).unwrap();
+        let expected = array
+            .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
+            .unwrap()
+            .into_fixed()
+            .unwrap()
+            .into_owned();
+        assert_eq!(&expected[..], &values[..], "{what}: zarrs");
+        // (output shape, where the chunk goes): its own, rows 1..3 of a
+        // taller one (one run), columns 2..12 of a wider one (two runs).
+        for (out_shape, at) in [
+            ([2u64, 10], [0u64, 0]),
+            ([4, 10], [1, 0]),
+            ([2, 14], [0, 2]),
+        ] {
+            let n = out_shape.iter().product::<u64>() as usize * 2;
+            let mut out = vec![GUARD; n];
+            let cells = unsafe_cell_slice::UnsafeCellSlice::new(out.as_mut_slice());
+            let window = ArraySubset::new_with_start_shape(at.to_vec(), shape.to_vec()).unwrap();
+            // SAFETY: the only window over `out` here.
+            let mut target =
+                unsafe { OutputWindow::new(cells, 2, &out_shape, window.clone()) }.unwrap();
+            decoder
+                .decode_into(
+                    Some(&encoded),
+                    &ArraySubset::new_with_shape(shape.to_vec()),
+                    &mut target,
+                    &options,
+                )
+                .unwrap();
+            drop(target);
+            let runs = window::Runs::new(window.start(), window.shape(), &out_shape);
+            let mut got = Vec::new();
+            for start in runs.starts() {
+                got.extend_from_slice(&out[start * 2..(start + runs.len) * 2]);
+            }
+            assert_eq!(got, values, "{what}: into {out_shape:?} at {at:?}");
+            let written: usize = runs.starts().count() * runs.len * 2;
+            let guards = out.iter().filter(|&&b| b == GUARD).count();
+            assert!(guards >= n - written, "{what}: written outside the window");
+        }
+    }
+}

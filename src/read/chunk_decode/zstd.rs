@@ -11,10 +11,23 @@
 //! MiB pushes the caller's own data out of the core's cache.
 //!
 //! The bytes decompressed are the same: libzstd decompresses every frame
-//! of the input (checking each frame's checksum where it has one), as in
-//! zarrs' codec; a frame that decompresses to more than the chunk holds is
-//! an error before anything past the chunk is written, one that
-//! decompresses to less an error after.
+//! of the input (checking each frame's checksum where it has one, and
+//! skipping skippable frames), as in zarrs' codec; a frame that
+//! decompresses to more than the chunk holds is an error before anything
+//! past the chunk is written, one that decompresses to less an error after.
+//! Straight into the output, a damaged chunk may leave part of its bytes
+//! there beside the error (a read that fails may have written part of its
+//! output, as the engine says of every error).
+//!
+//! This runs libzstd on the bytes zarrs' `ZstdCodec` would decode (the
+//! codec is recognised by its type, and has no call that decodes into a
+//! caller's buffer): a zarrs that changed what its codec does with them
+//! would need the same change here.
+//!
+//! What a thread keeps: a decompression context (about 100 KiB) and a
+//! buffer of at most [`KEPT_BUFFER`] (1 MiB, the decoded size of a 512 x
+//! 1024 `uint16` chunk; larger chunks get a buffer of their own, freed
+//! after them).
 
 use std::cell::RefCell;
 
@@ -24,7 +37,7 @@ use zarrs::array::codec::api::{BytesToBytesCodecTraits, CodecError};
 /// A buffer of at most this many bytes is kept for the thread's next chunk;
 /// a larger one is freed after its chunk (a thread that decoded one large
 /// chunk would otherwise hold it for as long as it lives).
-const KEPT_BUFFER: usize = 8 << 20;
+const KEPT_BUFFER: usize = 1 << 20;
 
 thread_local! {
     static CONTEXT: RefCell<Option<zstd::bulk::Decompressor<'static>>> =

@@ -11,6 +11,8 @@
 //! code, which for a grid whose sides are not powers of two still visits
 //! every chunk once.
 
+use super::strided::next_in_c_order;
+
 /// The order in which a shard's inner chunks are laid out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum InnerOrder {
@@ -54,7 +56,8 @@ impl InnerOrder {
             .collect();
         // The chunks visited in C order, their coordinates kept up to date
         // rather than worked out again for each, sorted by their key.
-        let mut c = vec![0u64; grid.len()];
+        let origin = vec![0u64; grid.len()];
+        let mut c = origin.clone();
         let mut keyed = Vec::with_capacity(count);
         for p in 0..count {
             let key = if self == Self::Morton {
@@ -68,13 +71,7 @@ impl InnerOrder {
                     .fold(0u128, |key, (&c, &b)| (key << b) | u128::from(c))
             };
             keyed.push((key, p));
-            for (d, &n) in grid.iter().enumerate().rev() {
-                c[d] += 1;
-                if c[d] < n {
-                    break;
-                }
-                c[d] = 0;
-            }
+            next_in_c_order(&mut c, &origin, grid);
         }
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, p)| p).collect()

@@ -227,20 +227,12 @@ impl<'a> Strided<'a> {
             return;
         }
         let mut row = start.to_vec();
+        let outer = ndim - 1;
         loop {
-            f(&row, shape[ndim - 1]);
+            f(&row, shape[outer]);
             // The next row: the outer dimensions counted in C order.
-            let mut d = ndim - 1;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                row[d] += 1;
-                if row[d] < start[d] + shape[d] {
-                    break;
-                }
-                row[d] = start[d];
+            if !next_in_c_order(&mut row[..outer], &start[..outer], &shape[..outer]) {
+                return;
             }
         }
     }
@@ -260,4 +252,18 @@ impl<'a> Strided<'a> {
             }
         }
     }
+}
+
+/// Step `c` to the next coordinates of the box of `shape` from `start`, in
+/// C order (the last dimension fastest); `false`, and `c` back at `start`,
+/// after the last.
+pub(super) fn next_in_c_order(c: &mut [u64], start: &[u64], shape: &[u64]) -> bool {
+    for d in (0..c.len()).rev() {
+        c[d] += 1;
+        if c[d] < start[d] + shape[d] {
+            return true;
+        }
+        c[d] = start[d];
+    }
+    false
 }

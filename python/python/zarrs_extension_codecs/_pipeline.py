@@ -698,10 +698,10 @@ class CodecPipeline(_CodecPipeline):
                 await self.inner.write(batch, value, drop_axes)
                 return
         # In zarr's `LocalStore` (one Rust reads), Rust reads the shards a
-        # write updates and stores what it encodes itself, each as soon as
-        # it is encoded, the way `LocalStore` does (a new file renamed over
-        # the key); a store opened read-only is left to zarr's store API,
-        # which raises.
+        # write updates and stores what it encodes itself, a group at a
+        # time, the way `LocalStore` does (a new file renamed over the key);
+        # a store opened read-only is left to zarr's store API, which
+        # raises.
         directory = None
         if prefix is not None and native.remote is None and not native.store.read_only:
             directory = native.array(prefix)
@@ -1340,10 +1340,8 @@ async def _encode(
         updates = [(i, u) for i, u in enumerate(chunks) if isinstance(u, _Update)]
         if updates:
             done = array.update_chunks(
-                [
-                    (list(coords[i]), u.value, None if store else u.stored, list(u.at))
-                    for i, u in updates
-                ],
+                # Into a directory, `u.stored` is `None`: Rust reads it there.
+                [(list(coords[i]), u.value, u.stored, list(u.at)) for i, u in updates],
                 threads,
                 native.subchunk_order,
                 write_empty,

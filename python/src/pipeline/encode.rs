@@ -113,13 +113,15 @@ impl Memory {
         }
     }
 
-    /// The elements as the crate's checked view.
-    fn view(&self) -> Result<Strided<'_>, String> {
+    /// The elements as the crate's checked view, or why not, naming the
+    /// chunk `key`.
+    fn view_of(&self, key: &str) -> Result<Strided<'_>, Failure> {
+        let refused = |why: String| Failure::Other(format!("chunk {key}: {why}"));
         if self.len == usize::MAX {
-            return Err(format!(
+            return Err(refused(format!(
                 "a numpy view of shape {:?} and strides {:?} reaches past the address space",
                 self.shape, self.strides
-            ));
+            )));
         }
         let span: &[u8] = if self.len == 0 {
             &[]
@@ -134,7 +136,7 @@ impl Memory {
             // threads read the value without the GIL too.
             unsafe { std::slice::from_raw_parts(self.span, self.len) }
         };
-        Strided::new(span, self.origin, &self.shape, &self.strides, self.item)
+        Strided::new(span, self.origin, &self.shape, &self.strides, self.item).map_err(refused)
     }
 }
 
@@ -164,9 +166,9 @@ impl Sink<'_> {
     /// The `outcomes` of the chunks of `keys` as the caller gets them:
     /// themselves, or, once the directory has the chunk, `None` (a failure
     /// to write it in its place).
-    fn take(
+    fn take<'k>(
         self,
-        keys: impl IndexedParallelIterator<Item = String>,
+        keys: impl IndexedParallelIterator<Item = &'k str>,
         outcomes: Vec<Outcome>,
     ) -> Vec<Outcome> {
         match self {
@@ -176,7 +178,7 @@ impl Sink<'_> {
                 .map(|(key, outcome)| {
                     let bytes = outcome?;
                     directory
-                        .settle(&key, bytes.as_deref())
+                        .settle(key, bytes.as_deref())
                         .map_err(Failure::Io)?;
                     Ok(None)
                 })
@@ -197,39 +199,29 @@ pub fn encode_all(
     let outcomes = jobs
         .par_iter()
         .map(|job| {
-            let view = job
-                .source
-                .view()
-                .map_err(|why| Failure::Other(format!("chunk {}: {why}", job.key)))?;
+            let view = job.source.view_of(&job.key)?;
             encoder
                 .encode(&job.key, &job.shape, &view, options)
                 .map_err(|e| Failure::of(&e))
         })
         .collect();
-    sink.take(jobs.par_iter().map(|job| job.key.clone()), outcomes)
+    sink.take(jobs.par_iter().map(|job| job.key.as_str()), outcomes)
 }
 
-/// What is stored of a chunk an update merges into.
-pub enum Stored<'a> {
-    /// The bytes the caller fetched (`None`: nothing is stored).
-    Given(Option<&'a [u8]>),
-    /// Whatever the sink's directory holds at the chunk's key, read by the
-    /// task that encodes the update.
-    InDirectory,
-}
-
-/// One chunk of which a box is written: its key, shape, stored bytes,
-/// where the box starts in it and the box's new elements.
+/// One chunk of which a box is written: its key, shape, stored bytes (if
+/// any; into a directory, what it holds is read instead), where the box
+/// starts in it and the box's new elements.
 pub struct Update<'a> {
     pub key: String,
     pub shape: Vec<NonZeroU64>,
-    pub stored: Stored<'a>,
+    pub stored: Option<&'a [u8]>,
     pub at: Vec<u64>,
     pub source: Memory,
 }
 
 /// [`ChunkEncoder::encode_update`] of every update, in parallel on the
-/// current rayon pool, into `sink`.
+/// current rayon pool, into `sink` (from which, if it is a directory, each
+/// chunk's stored bytes are read by the task that encodes it).
 pub fn update_all(
     encoder: &ChunkEncoder,
     updates: &[Update<'_>],
@@ -239,22 +231,13 @@ pub fn update_all(
     let outcomes = updates
         .par_iter()
         .map(|update| {
-            let view = update
-                .source
-                .view()
-                .map_err(|why| Failure::Other(format!("chunk {}: {why}", update.key)))?;
+            let view = update.source.view_of(&update.key)?;
             let read;
-            let stored = match (&update.stored, sink) {
-                (Stored::Given(bytes), _) => *bytes,
-                (Stored::InDirectory, Sink::Directory(directory)) => {
+            let stored = match sink {
+                Sink::Caller => update.stored,
+                Sink::Directory(directory) => {
                     read = directory.read(&update.key).map_err(Failure::Io)?;
                     read.as_deref()
-                }
-                (Stored::InDirectory, Sink::Caller) => {
-                    return Err(Failure::Other(format!(
-                        "chunk {}: its stored bytes are in a directory, and there is none",
-                        update.key
-                    )));
                 }
             };
             encoder
@@ -270,7 +253,7 @@ pub fn update_all(
         })
         .collect();
     sink.take(
-        updates.par_iter().map(|update| update.key.clone()),
+        updates.par_iter().map(|update| update.key.as_str()),
         outcomes,
     )
 }

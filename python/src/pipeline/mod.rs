@@ -123,9 +123,9 @@ impl ChunkArray {
         let document: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(metadata)
                 .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
-        let parsed: ArrayMetadata =
-            serde_json::from_value(serde_json::Value::Object(document.clone()))
-                .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
+        let key = validated::key(&document);
+        let parsed: ArrayMetadata = serde_json::from_value(serde_json::Value::Object(document))
+            .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
         let mut remote_store = None;
         let mut array_path = "/".to_string();
         let directory = root.clone().map(local::Directory::new);
@@ -171,7 +171,6 @@ impl ChunkArray {
         // codec splits with `par_iter`: on one of the pipeline's pools, not
         // on rayon's global pool, whose threads a child made by `fork()`
         // does not have (it would wait for them forever; see `threads`).
-        let key = validated::key(document);
         let write_refusal = match validated::get(&key) {
             Some(warning) => warning,
             None => {
@@ -483,19 +482,15 @@ impl ChunkArray {
         for (coords, value, stored, at) in &updates {
             let (key, shape) = self.key_and_shape(&array, coords)?;
             let size = self.element_type(value)?;
-            let stored = match (stored, store) {
-                (None, true) => encode::Stored::InDirectory,
-                (Some(_), true) => {
-                    return Err(PyValueError::new_err(format!(
-                        "chunk {key}: stored bytes given to a write that reads them from the directory"
-                    )));
-                }
-                (stored, false) => encode::Stored::Given(stored.as_ref().map(|b| b.as_bytes())),
-            };
+            if store && stored.is_some() {
+                return Err(PyValueError::new_err(format!(
+                    "chunk {key}: stored bytes given to a write that reads them from the directory"
+                )));
+            }
             jobs.push(encode::Update {
                 key,
                 shape,
-                stored,
+                stored: stored.as_ref().map(|b| b.as_bytes()),
                 at: at.clone(),
                 source: encode::Memory::of(value, size),
             });

@@ -223,29 +223,18 @@ impl Fused {
         out: &mut OutputWindow<'_>,
         options: &CodecOptions,
     ) -> Result<(), CodecError> {
-        let size = self.stored.size();
         let elements: u64 = chunk_shape.iter().product();
         let want = usize::try_from(elements)
             .ok()
-            .and_then(|n| n.checked_mul(size));
-        let wrong_size = |held: usize| {
-            CodecError::Other(format!(
-                "bytes: the chunk holds {held} bytes, {elements} elements of {} take {}",
-                self.stored,
-                want.map_or_else(
-                    || "more than this machine can address".to_string(),
-                    |n| { n.to_string() }
-                )
-            ))
-        };
-        #[cfg(feature = "zstd")]
-        if self.zstd {
-            let want = want.ok_or_else(|| {
+            .and_then(|n| n.checked_mul(self.stored.size()))
+            .ok_or_else(|| {
                 CodecError::Other(format!(
                     "bytes: {elements} elements of {} take more than this machine can address",
                     self.stored
                 ))
             })?;
+        #[cfg(feature = "zstd")]
+        if self.zstd {
             if let Some(run) = self.one_plain_run(chunk_shape, chunk_subset, out) {
                 // SAFETY: the run is the whole window (`one_plain_run`), and
                 // no other slice of the window is alive: this is the only
@@ -258,8 +247,12 @@ impl Fused {
             });
         }
         let stored = self.stored_bytes(encoded, options)?;
-        if want != Some(stored.len()) {
-            return Err(wrong_size(stored.len()));
+        if stored.len() != want {
+            return Err(CodecError::Other(format!(
+                "bytes: the chunk holds {} bytes, {elements} elements of {} take {want}",
+                stored.len(),
+                self.stored
+            )));
         }
         self.decode_stored(&stored, chunk_shape, chunk_subset, out, options)
     }

@@ -822,12 +822,7 @@ fn unaligned_stored_bytes_decode_alike() {
             drop(target);
             out
         };
-        let zarrs = array
-            .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
-            .unwrap()
-            .into_fixed()
-            .unwrap()
-            .into_owned();
+        let zarrs = zarrs_chunk(&array);
         assert_eq!(decode(&shifted[1..]), zarrs, "{}", chain.name);
     }
 }
@@ -875,35 +870,25 @@ fn zstd_chunks_decode_as_zarrs_decodes_them() {
             let whole = ArraySubset::new_with_shape(shape.to_vec());
             // `check_chunk` puts the window at a random place of a larger
             // output: some runs, some not.
+            let check = |rng: &mut SplitMix64, subset: &ArraySubset| {
+                assert!(!check_chunk(
+                    rng,
+                    &array,
+                    &decoder,
+                    &[0, 0],
+                    subset,
+                    &options,
+                    &what
+                ));
+            };
             for _ in 0..12 {
-                assert!(!check_chunk(
-                    &mut rng,
-                    &array,
-                    &decoder,
-                    &[0, 0],
-                    &whole,
-                    &options,
-                    &what
-                ));
+                check(&mut rng, &whole);
                 let part = random_subset(&mut rng, &shape);
-                assert!(!check_chunk(
-                    &mut rng,
-                    &array,
-                    &decoder,
-                    &[0, 0],
-                    &part,
-                    &options,
-                    &what
-                ));
+                check(&mut rng, &part);
             }
             // Into an output of the chunk's own shape.
             let size = chain.data_type.fixed_size().unwrap();
-            let expected = array
-                .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
-                .unwrap()
-                .into_fixed()
-                .unwrap()
-                .into_owned();
+            let expected = zarrs_chunk(&array);
             let encoded = array.retrieve_encoded_chunk(&[0, 0]).unwrap().unwrap();
             let mut out = vec![GUARD; elements * size];
             let mut target = OutputWindow::whole(&mut out, size, &shape).unwrap();
@@ -1006,12 +991,7 @@ fn zstd_frames_of_every_kind_decode_as_zarrs_decodes_them() {
     for (what, encoded) in inputs {
         let key = array.chunk_key(&[0, 0]);
         store.set(&key, encoded.clone().into()).unwrap();
-        let expected = array
-            .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
-            .unwrap()
-            .into_fixed()
-            .unwrap()
-            .into_owned();
+        let expected = zarrs_chunk(&array);
         assert_eq!(&expected[..], &values[..], "{what}: zarrs");
         // (output shape, where the chunk goes): its own, rows 1..3 of a
         // taller one (one run), columns 2..12 of a wider one (two runs).
@@ -1047,4 +1027,14 @@ fn zstd_frames_of_every_kind_decode_as_zarrs_decodes_them() {
             assert!(guards >= n - written, "{what}: written outside the window");
         }
     }
+}
+
+/// Chunk `[0, 0]` of `array` as zarrs' own chain decodes it.
+fn zarrs_chunk(array: &Array<MemoryStore>) -> Vec<u8> {
+    array
+        .retrieve_chunk::<ArrayBytes<'static>>(&[0, 0])
+        .unwrap()
+        .into_fixed()
+        .unwrap()
+        .into_owned()
 }

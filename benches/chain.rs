@@ -53,7 +53,7 @@ use zarrs_extension_codecs as _;
 use common::{memcpy, scale_offset_values};
 
 /// The chain, shared with the large-chunk test in
-/// `tests/zarr_python_reads_ours.rs`.
+/// `tests/local/zarr_python_reads_ours.rs`.
 const CODECS: &str = include_str!("../tests/data/scale_offset_cast_u8_codecs.json");
 
 /// Chunk sides: 8 MiB and 32 MiB of float64.

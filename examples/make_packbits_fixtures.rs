@@ -451,7 +451,7 @@ Regenerate (from the repository root; deletes and re-creates this directory):
 cargo run --example make_packbits_fixtures
 ```
 
-`tests/packbits_fixtures.rs` opens each store through zarrs after
+`tests/local/packbits_fixtures.rs` opens each store through zarrs after
 `zarrs_extension_codecs::register_overrides()` and compares the whole array
 and each subset with the expected values.
 

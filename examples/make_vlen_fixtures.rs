@@ -409,7 +409,7 @@ Regenerate (from the repository root; deletes and re-creates this directory):
 cargo run --example make_vlen_fixtures
 ```
 
-`tests/vlen_fixtures.rs` opens each store through zarrs after
+`tests/local/vlen_fixtures.rs` opens each store through zarrs after
 `zarrs_extension_codecs::register_overrides()` and compares the whole array
 and each subset with the expected values, and checks that this crate's codec
 writes the same chunks.

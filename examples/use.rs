@@ -1,5 +1,5 @@
 //! The README's "Use" program, kept identical to it by
-//! `tests/readme_snippet.rs` and compiled by `cargo test --all-targets`.
+//! `tests/local/readme_snippet.rs` and compiled by `cargo test --all-targets`.
 
 use std::sync::Arc;
 

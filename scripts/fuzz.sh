@@ -13,7 +13,7 @@
 #   bash scripts/fuzz.sh 600 decode    # one target
 #   FUZZ_FLAGS=-D bash scripts/fuzz.sh # unoptimised build instead of -O -a
 #
-# Not part of scripts/test.sh (needs nightly); tests/fuzz_replay.rs replays
+# Not part of scripts/test.sh (needs nightly); tests/local/fuzz_replay.rs replays
 # the replay set and fuzz/regressions/ on stable.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,7 +27,7 @@
 #
 # Needs nightly and cargo-fuzz, as scripts/fuzz.sh, and python3; builds the
 # targets as it does (`cargo +nightly fuzz build -a`: release, debug
-# assertions, AddressSanitizer). tests/fuzz_replay.rs replays the result
+# assertions, AddressSanitizer). tests/local/fuzz_replay.rs replays the result
 # (and fuzz/regressions/) on stable; run it before committing the new set.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,6 +5,9 @@
 # is missing; nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No incremental compilation: a fresh clone (CI) never reuses it, and its
+# cache was a third of target/ (several GB) on a disk CI shares.
+export CARGO_INCREMENTAL=0
 
 bash scripts/python/setup_venv.sh
 # fixtures/zarr-python must be exactly what its generator writes (a few seconds).
@@ -21,10 +24,10 @@ cargo clippy --all-targets --features async,remote,zstd -- -D warnings
 # Every test with the `async`, `remote` and `zstd` features on (the sync tests
 # run unchanged; clippy above checks the build without them; `remote` turns on
 # `async`, so its clippy line covers both; the library's own tests run without
-# them too, where zstd chunks go through zarrs' codec): tests/async_stores.rs reads through a
-# real async store (object_store's local file system), tests/remote_stores.rs
+# them too, where zstd chunks go through zarrs' codec): tests/local/async_stores.rs reads through a
+# real async store (object_store's local file system), tests/remote/remote_stores.rs
 # through object_store's HTTP and S3 stores from servers it starts
-# (Starlette under uvicorn, moto; from .venv), and tests/fuzz_replay.rs
+# (Starlette under uvicorn, moto; from .venv), and tests/local/fuzz_replay.rs
 # replays the committed fuzz inputs (fuzz/replay/ and fuzz/regressions/).
 # No test may reach the instance metadata service's real address
 # (169.254.169.254): the tests that probe it point AWS_METADATA_ENDPOINT at

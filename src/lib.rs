@@ -98,7 +98,7 @@ pub use write::AsyncArrayWriteExt;
 /// The Rust blocks of the README and of `docs/` as doc tests: `cargo test
 /// --doc` compiles them, and runs those not marked `no_run`. Pages with a
 /// block that needs feature `remote` are tested with it on (as the test
-/// command does). `tests/docs.rs` fails when a page with a Rust block is
+/// command does). `tests/local/docs.rs` fails when a page with a Rust block is
 /// missing here.
 #[cfg(doctest)]
 mod docs {

@@ -68,7 +68,7 @@ fn numeric_value(i: u64) -> f64 {
 
 /// Strings through `vlen-utf8` inside `sharding_indexed` (no `transpose`
 /// before it: zarrs 0.23 cannot read that chain in part, see
-/// `KNOWN_ZARRS_CACHE_BUG` in `tests/core_fixtures.rs`).
+/// `KNOWN_ZARRS_CACHE_BUG` in `tests/local/core_fixtures.rs`).
 fn string_metadata() -> ArrayMetadata {
     metadata(serde_json::json!({
         "zarr_format": 3, "node_type": "array", "shape": [64, 48], "data_type": "string",

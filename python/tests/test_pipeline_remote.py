@@ -705,7 +705,7 @@ def test_fetches_in_flight_beyond_the_decode_threads(product: Path) -> None:
     """One decode thread (`threading.max_workers` 1), 30 ms a request: once
     fetches wait on the network, up to `async.concurrency` are in flight
     (the server sees more than 3 at once; one thread alone shows 2 at
-    most, see tests/read_engine_remote.rs)."""
+    most, see tests/remote/read_engine_remote.rs)."""
     server = servers.serving("serve_http.py", str(product), "--latency-ms", "30")
     url = next(server)
     try:

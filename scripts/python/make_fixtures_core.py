@@ -1159,7 +1159,7 @@ PYENV_VERSION=3.12.1 python3 -m venv /tmp/corevenv   # any CPython 3.12
 /tmp/corevenv/bin/python scripts/python/make_fixtures_core.py
 ```
 
-Read by `tests/core_fixtures.rs` (`cargo test --test core_fixtures`), after
+Read by `tests/local/core_fixtures.rs` (`cargo test --test local core_fixtures::`), after
 `zarrs_extension_codecs::register_overrides()`.
 
 ## Files
@@ -1217,7 +1217,7 @@ Written by zarr-python {zarr} with numpy {numpy}, by `scripts/python/make_fixtur
 edit by hand: every `zarr.json` and chunk file is exactly what zarr-python wrote. No
 compressor (`compressors=None`), default `/` chunk keys.
 
-Read by `tests/core_fixtures.rs` (`cargo test --test core_fixtures`), after
+Read by `tests/local/core_fixtures.rs` (`cargo test --test local core_fixtures::`), after
 `zarrs_extension_codecs::register_overrides()`.
 
 ## Files

@@ -165,7 +165,7 @@ For each fixture `NAME`: `NAME.zarr/` (the store) and `NAME.expected.json` (desc
 data type, codecs, writer versions, the stored chunk keys, and `values`: what zarr-python reads
 back for the whole array, C order: strings, or lists of byte values for `bytes`).
 
-Read by `tests/vlen_v2_fixtures.rs`, with this crate's codecs
+Read by `tests/local/vlen_v2_fixtures.rs`, with this crate's codecs
 (`zarrs_extension_codecs::register_overrides()`) and, for comparison, with zarrs' built-ins.
 """
     (OUT / "README.md").write_text(readme)

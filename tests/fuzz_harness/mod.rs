@@ -1,6 +1,6 @@
 //! The bodies of the fuzz targets in `fuzz/`, as ordinary code that stable
 //! Rust compiles: the libFuzzer targets include this file by `#[path]`, and
-//! `tests/fuzz_replay.rs` feeds every committed input (the replay set
+//! `tests/local/fuzz_replay.rs` feeds every committed input (the replay set
 //! `fuzz/replay/<name>/` and the regressions) to the same functions, so CI
 //! keeps the guarantees without nightly.
 //!

@@ -787,7 +787,7 @@ impl RoundTripCase {
                     // edge chunk in part through a cache built with the
                     // shape before `transpose` when the array -> bytes codec
                     // does not decode partially (`KNOWN_ZARRS_CACHE_BUG` in
-                    // tests/core_fixtures.rs), whichever `transpose` is used.
+                    // tests/local/core_fixtures.rs), whichever `transpose` is used.
                     Err(e)
                         if what.contains("\"transpose\"")
                             && e.to_string().contains("out-of-bounds") => {}

@@ -21,9 +21,8 @@
 //! played out by a store that rewrites the shard in between.
 #![cfg(feature = "remote")]
 
-mod common;
-#[path = "common/servers.rs"]
-mod servers;
+use crate::common;
+use crate::servers;
 
 use std::num::NonZeroU64;
 use std::path::Path;

@@ -13,14 +13,10 @@
 //! never values.
 #![cfg(feature = "remote")]
 
-mod common;
-#[path = "common/http_server.rs"]
-mod http_server;
-#[path = "../examples/inspect.rs"]
-#[allow(dead_code)]
-mod inspect;
-#[path = "common/servers.rs"]
-mod servers;
+use crate::common;
+use crate::http_server;
+use crate::inspect;
+use crate::servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -140,7 +136,7 @@ fn compare_with_filesystem(what: &str, open: impl Fn(&str, &str) -> RemoteStore)
                     reads += 1;
                 }
                 // zarrs 0.23.14 fails on some edge chunks of `transpose` +
-                // `vlen-utf8` (see tests/async_stores.rs), wherever they are.
+                // `vlen-utf8` (see tests/local/async_stores.rs), wherever they are.
                 (Err(_), Err(_)) => {}
                 (want, got) => panic!(
                     "{what} {dir}/{name} {subset:?}: local {:?}, remote {:?}",

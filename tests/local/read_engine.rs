@@ -5,7 +5,7 @@
 //! wrapper), errors on hostile shard indexes that name the shard and the
 //! inner chunk, and async reads that leave the runtime free.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

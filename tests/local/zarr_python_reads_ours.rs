@@ -6,7 +6,7 @@
 //! This needs the Python environment from `scripts/python/setup_venv.sh`
 //! (the README's test command creates it) and fails, never skips, without it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -64,7 +64,7 @@ fn write_large_chunk(dir: &Path) {
     const COLS: u32 = 512;
     // The chain `benches/chain.rs` measures.
     let codecs: serde_json::Value =
-        serde_json::from_str(include_str!("data/scale_offset_cast_u8_codecs.json")).unwrap();
+        serde_json::from_str(include_str!("../data/scale_offset_cast_u8_codecs.json")).unwrap();
     let metadata = serde_json::json!({
         "zarr_format": 3,
         "node_type": "array",

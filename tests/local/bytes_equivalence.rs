@@ -23,7 +23,7 @@
 //! - `"endian": null`: the built-in reads it as absent; the specification
 //!   allows only `"big"` or `"little"` when present, and this crate refuses it.
 
-mod common;
+use crate::common;
 
 use common::{nonzero, zero_fill};
 use std::any::TypeId;

@@ -3,9 +3,10 @@
 //! values are zarr-python's, and a window inside one inner chunk fetches only
 //! that inner chunk and its shard's index.
 
-mod common;
-#[path = "../examples/read_http.rs"]
-#[allow(dead_code)]
+use crate::common;
+#[path = "../../examples/read_http.rs"]
+// The example brings its own copy of the HTTP server the crate root has.
+#[allow(dead_code, clippy::duplicate_mod)]
 mod read_http;
 
 use std::sync::Arc;

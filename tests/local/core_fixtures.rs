@@ -9,7 +9,7 @@
 //! bytes whose upper bits are not the sign extension (tensorstore stores int4
 //! -1 as `0x0f`; the data-type specs say the upper bits are ignored).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! `inventory`. Every value is compared exactly with what zarr-python itself
 //! decoded from the same store (`fixtures/zarr-python/*.expected.bin`).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! that were never written (fill value). The slice form is filled with a
 //! pattern first, so every element it returns must have been written.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

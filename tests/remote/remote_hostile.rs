@@ -13,11 +13,9 @@
 //! redirect anywhere with the session token.
 #![cfg(feature = "remote")]
 
-mod common;
-#[path = "common/http_server.rs"]
-mod http_server;
-#[path = "common/servers.rs"]
-mod servers;
+use crate::common;
+use crate::http_server;
+use crate::servers;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,8 +7,7 @@
 //! has threads. Values as the filesystem store reads them.
 #![cfg(feature = "remote")]
 
-#[path = "common/servers.rs"]
-mod servers;
+use crate::servers;
 
 use std::num::NonZeroU64;
 use std::sync::Arc;

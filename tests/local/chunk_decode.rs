@@ -11,7 +11,7 @@
 //!   the way. Counted by a global allocator of this test binary's own, on
 //!   the test's thread only.
 
-mod common;
+use crate::common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;

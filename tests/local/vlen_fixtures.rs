@@ -2,7 +2,7 @@
 //! made by `examples/make_vlen_fixtures.rs`), read through zarrs with this
 //! crate's codec installed by `register_overrides()`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

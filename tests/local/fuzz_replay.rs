@@ -6,7 +6,7 @@
 //! local and is not read here (`scripts/fuzz_replay_set.sh` minimises it
 //! into the replay set).
 
-#[path = "fuzz_harness/mod.rs"]
+#[path = "../fuzz_harness/mod.rs"]
 mod fuzz_harness;
 
 use std::path::Path;

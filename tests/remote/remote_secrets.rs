@@ -5,14 +5,10 @@
 //! with every request (the test server refuses requests without it).
 #![cfg(feature = "remote")]
 
-mod common;
-#[path = "common/http_server.rs"]
-mod http_server;
-#[path = "../examples/inspect.rs"]
-#[allow(dead_code)] // the example's `main` and what only it uses
-mod inspect;
-#[path = "common/servers.rs"]
-mod servers;
+use crate::common;
+use crate::http_server;
+use crate::inspect;
+use crate::servers;
 
 use std::sync::Arc;
 use std::time::Duration;

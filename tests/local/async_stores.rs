@@ -11,7 +11,7 @@
 //! `packbits` / `zarrs.vlen` fixtures go through this crate's codecs.
 #![cfg(feature = "async")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,7 +42,7 @@ fn fixture_dirs() -> Vec<(PathBuf, bool)> {
 /// `transpose` is in use: its codec chain puts a cache before `transpose`
 /// built with the decoded shape when the array -> bytes codec (`vlen-utf8`)
 /// cannot decode partially (see `KNOWN_ZARRS_CACHE_BUG` in
-/// `tests/core_fixtures.rs`). Checked to still fail, so that a zarrs fix is
+/// `tests/local/core_fixtures.rs`). Checked to still fail, so that a zarrs fix is
 /// noticed.
 const ZARRS_ASYNC_BUG: [&str; 1] = ["transpose_10_string"];
 

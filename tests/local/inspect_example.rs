@@ -2,12 +2,9 @@
 //! filesystem and over HTTP, against the shapes, data types and values the
 //! writers recorded; and its errors, in words.
 
-mod common;
-#[path = "common/http_server.rs"]
-mod http_server;
-#[path = "../examples/inspect.rs"]
-#[allow(dead_code)]
-mod inspect;
+use crate::common;
+use crate::http_server;
+use crate::inspect;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -464,7 +461,12 @@ fn no_progress_when_stderr_is_piped() {
             command.env("INSPECT_PROGRESS_LOCATION", location);
         }
         let output = command
-            .args(["--exact", "child_for_progress_tests", "--nocapture"])
+            // The test's name in the `local` binary: module, then function.
+            .args([
+                "--exact",
+                "inspect_example::child_for_progress_tests",
+                "--nocapture",
+            ])
             .env("INSPECT_PROGRESS_CHILD", mode)
             .stdin(std::process::Stdio::null())
             .output()

@@ -7,7 +7,7 @@
 //! arrays (also inside `sharding_indexed`). Where the two differ on purpose
 //! (corrupt chunks), a test below says how.
 
-mod common;
+use crate::common;
 
 use common::nonzero;
 use std::panic::{AssertUnwindSafe, catch_unwind};

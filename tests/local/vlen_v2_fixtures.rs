@@ -3,7 +3,7 @@
 //! `scripts/python/make_fixtures_strings.py`), read through zarrs with this
 //! crate's codecs installed by `register_overrides()`, and written again.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 //! itself departs from that rule in several fixtures; see each fixture's
 //! `description` and `tests/packbits_equivalence.rs`.)
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

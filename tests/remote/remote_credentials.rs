@@ -16,9 +16,8 @@
 //! `AWS_METADATA_ENDPOINT` on a loopback port, or the service disabled.
 #![cfg(feature = "remote")]
 
-mod common;
-#[path = "common/servers.rs"]
-mod servers;
+use crate::common;
+use crate::servers;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,7 +152,8 @@ fn in_child(env: &[(&str, String)]) -> String {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([
-            "child_reads",
+            // The test's name in the `remote` binary: module, then function.
+            "remote_credentials::child_reads",
             "--exact",
             "--ignored",
             "--nocapture",

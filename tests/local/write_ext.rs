@@ -14,7 +14,7 @@
 //! over zarrs' `AsyncObjectStore` (object_store's local file system) and
 //! must give the same files.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -13,7 +13,7 @@
 //! - `"order": "C"` / `"order": "F"` (transpose v1.0): the built-in refuses
 //!   them; this crate reads them as the identity / the reversed axes.
 
-mod common;
+use crate::common;
 
 use common::nonzero;
 use std::sync::Arc;

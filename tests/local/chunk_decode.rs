@@ -8,8 +8,8 @@
 //!   1024 float64 stored as uint16 through `scale_offset` + `cast_value` +
 //!   `bytes`) decodes into the caller's buffer with a few small allocations
 //!   at most, where zarrs' chain decode allocates the cast chunk (4 MiB) on
-//!   the way. Counted by a global allocator of this test binary's own, on
-//!   the test's thread only.
+//!   the way. Counted by a global allocator this module installs for the
+//!   whole `local` test binary, counting on the test's thread only.
 
 use crate::common;
 

@@ -541,9 +541,13 @@ def test_a_chunk_rust_cannot_store_is_an_os_error_naming_it(tmp_path: Path) -> N
         )
     blocker = tmp_path / "c" / "1" / "inside"
     blocker.mkdir(parents=True)
-    with zarr.config.set(STRICT), pytest.raises(OSError, match=r"chunk c/1: writing") as e:
+    with zarr.config.set(STRICT), pytest.raises(IsADirectoryError) as e:
         array[...] = np.arange(1, 9, dtype="int32")
-    assert str(tmp_path / "c" / "1") in str(e.value)
+    # As Python's own errors for a file: the number, the system's words, the
+    # path; the chunk and what was being done to it in a note.
+    assert e.value.filename == str(tmp_path / "c" / "1")
+    assert e.value.strerror == "Is a directory"
+    assert "chunk c/1: writing" in e.value.__notes__
     assert blocker.is_dir()
     assert not any(p.name.endswith(".partial") for p in (tmp_path / "c").iterdir())
 
@@ -604,5 +608,47 @@ def test_an_os_error_is_the_one_local_store_raises(tmp_path: Path) -> None:
         raised.append(e.value)
     theirs, mine = raised
     assert type(mine) is type(theirs), (theirs, mine)
-    assert mine.errno == theirs.errno
-    assert "chunk c/1" in str(mine)
+    assert (mine.errno, mine.strerror) == (theirs.errno, theirs.strerror)
+    assert "chunk c/1: writing" in mine.__notes__
+
+
+def test_a_key_that_is_a_directory_or_below_a_file_reads_as_zarr_reads_it(
+    tmp_path: Path,
+) -> None:
+    """`LocalStore.get` reads a chunk key that is a directory as nothing
+    stored: the fill value. Rust reads the store's files itself and gives
+    the same values, with no fallback to zarr. (Below a file: the Rust
+    unit test `reads_as_local_store_reads`; zarr's keys here cannot put a
+    chunk below another's file.)"""
+    kwargs: dict[str, Any] = {"shape": (12,), "chunks": (4,), "dtype": "int32", "fill_value": 7}
+    got = []
+    for root, config in ((tmp_path / "zarr", {}), (tmp_path / "ours", STRICT)):
+        with zarr.config.set(config):
+            array = zarr.create_array(LocalStore(root), **kwargs)
+            array[...] = np.arange(12, dtype="int32")
+        # Chunk 0: a directory where its file was.
+        (root / "c" / "0").unlink()
+        (root / "c" / "0" / "x").mkdir(parents=True)
+        with zarr.config.set(config):
+            got.append(zarr.open_array(LocalStore(root))[...])
+    theirs, mine = got
+    same(mine, theirs)
+    assert list(mine[:4]) == [7] * 4
+
+
+def test_reads_follow_a_moved_local_store(tmp_path: Path) -> None:
+    """`LocalStore.move()` changes the store's root: an array's later reads
+    and writes go to the new directory, not to the one Rust opened before."""
+    import asyncio
+
+    store = LocalStore(tmp_path / "before")
+    with zarr.config.set(STRICT):
+        array = zarr.create_array(store, shape=(8,), chunks=(4,), dtype="int32", fill_value=0)
+        array[...] = np.arange(8, dtype="int32")
+        same(array[...], np.arange(8, dtype="int32"))
+        asyncio.run(store.move(tmp_path / "after"))
+        same(array[...], np.arange(8, dtype="int32"))
+        array[0:4] = 9
+    assert not (tmp_path / "before").exists()
+    want = np.array([9] * 4 + [4, 5, 6, 7], dtype="int32")
+    same(zarr.open_array(LocalStore(tmp_path / "after"))[...], want)

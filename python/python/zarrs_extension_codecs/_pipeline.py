@@ -193,7 +193,7 @@ class _Native:
     # Caches, not part of what the pipeline is (a pickled copy, which has
     # none, equals its original): the zarrs arrays opened so far, and the
     # process they were opened in.
-    arrays: dict[str, ChunkArray] = field(default_factory=dict, compare=False, repr=False)
+    arrays: dict[Any, ChunkArray] = field(default_factory=dict, compare=False, repr=False)
     detached: list[ChunkArray] = field(default_factory=list, compare=False, repr=False)
     owner: list[int] = field(default_factory=lambda: [os.getpid()], compare=False, repr=False)
 
@@ -230,7 +230,10 @@ class _Native:
                 _LEFT_BY_PARENT.append(dict(self.arrays))
                 self.arrays.clear()
             self.owner[0] = os.getpid()
-        found = self.arrays.get(prefix)
+        # A `LocalStore`'s root is part of the key: `LocalStore.move()`
+        # changes it, and the arrays opened before read the old directory.
+        key = prefix if self.remote is not None else (self.store.root, prefix)
+        found = self.arrays.get(key)
         if found is None:
             if self.remote is not None:
                 found = self.remote.open(self.json, prefix)
@@ -238,7 +241,7 @@ class _Native:
                 assert type(self.store) is LocalStore
                 root = self.store.root / prefix if prefix else self.store.root
                 found = ChunkArray(self.json, str(root))
-            self.arrays[prefix] = found
+            self.arrays[key] = found
         return found
 
     def split_key(self, path: str) -> tuple[str, tuple[int, ...]] | None:

@@ -23,31 +23,57 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use zarrs::storage::byte_range::ByteRangeIterator;
+use zarrs::storage::{MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey};
+
 /// Why a file of the directory could not be read, written or deleted: the
-/// system's error number (if it gave one) and a message naming the chunk
-/// and the path.
+/// system's error number (if it gave one), the path, and what was being
+/// done to which chunk.
 #[derive(Debug)]
 pub struct Failure {
     pub errno: Option<i32>,
-    pub message: String,
+    /// The error as the system words it (`strerror`).
+    pub reason: String,
+    pub path: PathBuf,
+    /// `chunk <key>: <what>`.
+    pub doing: String,
 }
 
 impl Failure {
-    /// As Python's `OSError(errno, message)`, which Python makes the
-    /// subclass the number stands for (`OSError` with the message alone
-    /// when there is none).
+    /// As the `OSError` Python raises for a file (`OSError(errno,
+    /// strerror, filename)`, which Python makes the subclass the number
+    /// stands for: `PermissionError`, ...), with the chunk and what was
+    /// being done to it as a note; `OSError` with the whole message when
+    /// there is no number.
     pub fn into_py(self) -> pyo3::PyErr {
         use pyo3::exceptions::PyOSError;
-        match self.errno {
-            Some(errno) => PyOSError::new_err((errno, self.message)),
-            None => PyOSError::new_err(self.message),
-        }
+        let path = self.path.display().to_string();
+        let error = match self.errno {
+            Some(errno) => PyOSError::new_err((errno, self.reason, path)),
+            None => return PyOSError::new_err(self.message()),
+        };
+        pyo3::Python::attach(|py| {
+            // A note that cannot be added leaves the error as it is.
+            let _ = error.add_note(py, self.doing);
+        });
+        error
+    }
+
+    /// The whole account in one line.
+    pub fn message(&self) -> String {
+        format!("{} {}: {}", self.doing, self.path.display(), self.reason)
     }
 
     fn new(key: &str, what: &str, path: &Path, e: &std::io::Error) -> Self {
+        let errno = e.raw_os_error();
         Self {
-            errno: e.raw_os_error(),
-            message: format!("chunk {key}: {what} {}: {e}", path.display()),
+            errno,
+            reason: match errno {
+                Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+                None => e.to_string(),
+            },
+            path: path.to_path_buf(),
+            doing: format!("chunk {key}: {what}"),
         }
     }
 }
@@ -110,10 +136,14 @@ impl Directory {
                 Err(e) => return Err(failed("creating", &candidate, e)),
             }
         };
-        let written = file.write_all(bytes).and_then(|()| {
-            drop(file);
-            fs::rename(&temporary, &path)
-        });
+        // Closed with its error seen: a network file system may report a
+        // write that failed only at close, and renaming that file over the
+        // key would replace a good chunk with a short one (Python's `with
+        // open(...)`, as zarr writes, raises it too).
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| nix::unistd::close(file).map_err(std::io::Error::from))
+            .and_then(|()| fs::rename(&temporary, &path));
         if let Err(e) = written {
             // Nothing of a failed write is left behind (zarr removes its
             // temporary file likewise).
@@ -135,6 +165,66 @@ impl Directory {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(Failure::new(key, "deleting", &path, &e)),
         }
+    }
+}
+
+/// zarrs' file system store as zarr's `LocalStore` reads: a key that is a
+/// directory, or a path below a file, is nothing stored (the chunk reads
+/// as the fill value), where zarrs' store fails. Every other error, and
+/// every byte, is the inner store's. What is at the key is looked at only
+/// after a failure (zarrs' errors for these cases differ: the system's
+/// `ENOTDIR`, or no size for a directory).
+pub struct LocalReads<S> {
+    store: S,
+    root: PathBuf,
+}
+
+impl<S> LocalReads<S> {
+    /// `store`, which reads the directory at `root`.
+    pub fn new(store: S, root: PathBuf) -> Self {
+        Self { store, root }
+    }
+
+    /// Whether a read of `key` that failed is one `LocalStore.get` reads
+    /// as nothing stored.
+    fn nothing_stored(&self, key: &StoreKey) -> bool {
+        match fs::metadata(self.root.join(key.as_str())) {
+            Ok(meta) => meta.is_dir(),
+            Err(e) => matches!(e.kind(), ErrorKind::NotADirectory | ErrorKind::NotFound),
+        }
+    }
+}
+
+impl<S: ReadableStorageTraits> ReadableStorageTraits for LocalReads<S> {
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &StoreKey,
+        byte_ranges: ByteRangeIterator<'a>,
+    ) -> Result<MaybeBytesIterator<'a>, StorageError> {
+        let parts = match self.store.get_partial_many(key, byte_ranges) {
+            Ok(Some(parts)) => parts,
+            Ok(None) => return Ok(None),
+            Err(_) if self.nothing_stored(key) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // Reading may fail range by range, after the file opened.
+        let parts: Vec<_> = parts.collect();
+        if parts.iter().any(Result::is_err) && self.nothing_stored(key) {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(parts.into_iter())))
+    }
+
+    fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
+        match self.store.size_key(key) {
+            Err(_) if self.nothing_stored(key) => Ok(None),
+            Ok(Some(_)) if self.nothing_stored(key) => Ok(None),
+            other => other,
+        }
+    }
+
+    fn supports_get_partial(&self) -> bool {
+        self.store.supports_get_partial()
     }
 }
 
@@ -221,18 +311,42 @@ mod tests {
         // The key's parent is a file: the directories cannot be made.
         fs::write(root.join("c"), b"file").unwrap();
         let error = dir.settle("c/0", Some(b"x")).unwrap_err();
-        assert!(error.message.starts_with("chunk c/0: making"), "{error:?}");
+        assert_eq!(error.doing, "chunk c/0: making", "{error:?}");
+        assert_eq!(error.path, root.join("c"), "{error:?}");
         assert!(error.errno.is_some(), "{error:?}");
         // The key is a directory: the rename fails, the temporary goes.
         fs::create_dir_all(root.join("e/0/sub")).unwrap();
         let error = dir.settle("e/0", Some(b"x")).unwrap_err();
-        assert!(error.message.starts_with("chunk e/0: writing"), "{error:?}");
+        assert_eq!(error.doing, "chunk e/0: writing", "{error:?}");
+        assert_eq!(error.reason, "Is a directory", "{error:?}");
         assert!(error.errno.is_some(), "{error:?}");
         let names: Vec<_> = fs::read_dir(root.join("e"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["0"]);
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn reads_as_local_store_reads() {
+        use zarrs::filesystem::FilesystemStore;
+        use zarrs::storage::byte_range::ByteRange;
+        let root = scratch("reads");
+        fs::create_dir_all(root.join("c/0/sub")).unwrap();
+        fs::write(root.join("c/1"), b"chunk").unwrap();
+        let store = LocalReads::new(FilesystemStore::new(&root).unwrap(), root.clone());
+        let key = |k: &str| StoreKey::new(k).unwrap();
+        // zarrs' store alone fails for the first two.
+        assert!(store.store.get(&key("c/0")).is_err());
+        assert!(store.store.get(&key("c/1/2")).is_err());
+        // A directory, a path below a file, nothing there: nothing stored.
+        for k in ["c/0", "c/1/2", "c/9"] {
+            assert_eq!(store.get(&key(k)).unwrap(), None, "{k}");
+            assert_eq!(store.size_key(&key(k)).unwrap(), None, "{k}");
+        }
+        let part = store.get_partial(&key("c/1"), ByteRange::FromStart(1, Some(3)));
+        assert_eq!(part.unwrap().as_deref(), Some(&b"hun"[..]));
         fs::remove_dir_all(root).unwrap();
     }
 

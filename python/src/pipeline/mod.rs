@@ -137,7 +137,7 @@ impl ChunkArray {
                 let store = FilesystemStore::new(root).map_err(|e| {
                     PyValueError::new_err(format!("store at {}: {e}", root.display()))
                 })?;
-                Some(Arc::new(store))
+                Some(Arc::new(local::LocalReads::new(store, root.clone())))
             }
             (None, Some(shared)) => {
                 let store = shared.store.clone();
@@ -504,13 +504,22 @@ impl ChunkArray {
 
     /// Delete the chunks at `coords` from the array's directory, as zarr's
     /// `LocalStore` deletes a key (a chunk not stored is no error), with the
-    /// GIL released. Raises `OSError` naming the chunk that could not be
-    /// deleted, `ValueError` for an array not opened on a directory.
+    /// GIL released. Every key is tried, as zarr deletes each chunk of a
+    /// write whatever happens to the others; then the first failure is
+    /// raised: `OSError` naming its chunk. `ValueError` for an array not
+    /// opened on a directory.
     fn delete_chunks(&self, py: Python<'_>, coords: Vec<Vec<u64>>) -> PyResult<()> {
         let directory = self.directory()?;
         let keys: Vec<String> = coords.into_iter().map(|c| self.chunk_key(c)).collect();
-        py.detach(|| keys.iter().try_for_each(|key| directory.settle(key, None)))
-            .map_err(local::Failure::into_py)
+        let failures = py.detach(|| {
+            keys.iter()
+                .filter_map(|key| directory.settle(key, None).err())
+                .collect::<Vec<_>>()
+        });
+        match failures.into_iter().next() {
+            Some(first) => Err(first.into_py()),
+            None => Ok(()),
+        }
     }
 
     /// For each chunk at `coords`, how many of its elements, from its

@@ -26,7 +26,7 @@ use super::strided::Strided;
 use crate::error_chain;
 use crate::numeric::NumericType;
 use crate::read::engine::plan::{
-    ShardLayout, inner_chunks_per_shard, shard_index_size, shard_layout,
+    InnerBytes, ShardLayout, inner_bytes, inner_chunks_per_shard, shard_index_size, shard_layout,
 };
 use crate::read::engine::shard_index::{ShardIndex, unravel};
 
@@ -96,13 +96,23 @@ impl ChunkEncoder {
                 data_type = next;
             }
             if let Some(item) = data_type.fixed_size() {
+                // The stored index entries of the inner chunks a write keeps
+                // are checked as a read checks them (a kept entry of the
+                // wrong size made a shard no reader opens, the write a
+                // success). Codecs that cannot say their size check nothing
+                // more here; the read plan refuses such shards.
+                let inner_bytes =
+                    inner_bytes(&layout, &data_type, &fill_value).unwrap_or(InnerBytes::Any);
                 shards = Some(Shards {
                     before,
                     nan_fill: nan_fill(&data_type, &fill_value),
                     data_type,
                     fill_value,
                     item,
-                    layout,
+                    layout: ShardLayout {
+                        inner_bytes,
+                        ..layout
+                    },
                 });
             }
         }

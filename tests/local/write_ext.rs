@@ -457,6 +457,26 @@ fn a_partial_write_over_a_damaged_shard_names_it_via(via: Via) {
             && err.contains("1000000"),
         "{err}"
     );
+    // An entry of an inner chunk the write keeps as stored, inside the
+    // shard but not the size the inner codecs write (4 x 8 uint16: 64
+    // bytes): kept, it made a shard no reader opens, the write a success.
+    array.write_values(&window, &[1u16; 256]).unwrap();
+    let mut shard = std::fs::read(dir.join("c/0/0")).unwrap();
+    let last = index_at + 7 * 16; // inner chunk [3, 1], far from `part`
+    shard[last + 8..last + 16].copy_from_slice(&0u64.to_le_bytes());
+    let crc = crc32c(&shard[index_at..shard.len() - 4]);
+    let n = shard.len();
+    shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(dir.join("c/0/0"), &shard).unwrap();
+    let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
+    assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
+    let err = err.to_string();
+    assert!(
+        err.contains("shard c/0/0")
+            && err.contains("inner chunk [3, 1]")
+            && err.contains("nbytes 0 is not the 64 bytes"),
+        "{err}"
+    );
 }
 
 /// CRC-32C (Castagnoli), bit by bit, as the spec of the `crc32c` codec

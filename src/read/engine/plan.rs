@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex};
 
+use zarrs::array::codec::api::CodecError;
 use zarrs::array::{
     Array, ArrayError, ArrayMetadata, ArraySubset, BytesRepresentation, CodecChain, DataType,
     FillValue, data_type,
@@ -224,20 +225,10 @@ impl Engine {
                         names(after)
                     ));
                 }
-                let inner_bytes = match layout.inner_codecs.encoded_representation(
-                    &layout.subchunk_shape,
-                    &data_type,
-                    array.fill_value(),
-                ) {
-                    Ok(BytesRepresentation::FixedSize(n)) => InnerBytes::Fixed(n),
-                    Ok(BytesRepresentation::BoundedSize(n)) => InnerBytes::AtMost(n),
-                    Ok(BytesRepresentation::UnboundedSize) => InnerBytes::Any,
-                    Err(e) => {
-                        return Err(format!(
-                            "inner chunks whose encoded size the codecs cannot say ({e})"
-                        ));
-                    }
-                };
+                let inner_bytes =
+                    inner_bytes(&layout, &data_type, array.fill_value()).map_err(|e| {
+                        format!("inner chunks whose encoded size the codecs cannot say ({e})")
+                    })?;
                 Layout::Shards(ShardLayout {
                     inner_bytes,
                     ..layout
@@ -340,6 +331,27 @@ pub(crate) fn has_storage_transformers<S: ?Sized>(array: &Array<S>) -> bool {
 /// The configuration of `codecs`' `sharding_indexed`, when they end in one
 /// whose configuration the engine reads (for the write path, which asks
 /// the same question).
+/// How many bytes `layout`'s inner codecs write for one inner chunk of
+/// `data_type` (what the index entries are checked against): the read
+/// plan's and the write path's one answer.
+pub(crate) fn inner_bytes(
+    layout: &ShardLayout,
+    data_type: &DataType,
+    fill_value: &FillValue,
+) -> Result<InnerBytes, CodecError> {
+    Ok(
+        match layout.inner_codecs.encoded_representation(
+            &layout.subchunk_shape,
+            data_type,
+            fill_value,
+        )? {
+            BytesRepresentation::FixedSize(n) => InnerBytes::Fixed(n),
+            BytesRepresentation::BoundedSize(n) => InnerBytes::AtMost(n),
+            BytesRepresentation::UnboundedSize => InnerBytes::Any,
+        },
+    )
+}
+
 pub(crate) fn shard_layout(codecs: &CodecChain) -> Option<ShardLayout> {
     match sharding(codecs) {
         Sharding::Yes(layout) => Some(*layout),

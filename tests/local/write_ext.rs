@@ -439,44 +439,43 @@ fn a_partial_write_over_a_damaged_shard_names_it_via(via: Via) {
         err.contains("shard c/0/0") && err.contains("10 bytes"),
         "{err}"
     );
-    // An index entry past the end: the crc32c is right, the offset is not.
-    array.write_values(&window, &[1u16; 256]).unwrap();
-    let mut shard = std::fs::read(dir.join("c/0/0")).unwrap();
-    let index_at = shard.len() - (4 * 2 * 2 * 8 + 4);
-    shard[index_at..index_at + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
-    let crc = crc32c(&shard[index_at..shard.len() - 4]);
-    let n = shard.len();
-    shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(dir.join("c/0/0"), &shard).unwrap();
-    let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
-    assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
-    let err = err.to_string();
-    assert!(
-        err.contains("shard c/0/0")
-            && err.contains("inner chunk [0, 0]")
-            && err.contains("1000000"),
-        "{err}"
-    );
-    // An entry of an inner chunk the write keeps as stored, inside the
-    // shard but not the size the inner codecs write (4 x 8 uint16: 64
-    // bytes): kept, it made a shard no reader opens, the write a success.
-    array.write_values(&window, &[1u16; 256]).unwrap();
-    let mut shard = std::fs::read(dir.join("c/0/0")).unwrap();
-    let last = index_at + 7 * 16; // inner chunk [3, 1], far from `part`
-    shard[last + 8..last + 16].copy_from_slice(&0u64.to_le_bytes());
-    let crc = crc32c(&shard[index_at..shard.len() - 4]);
-    let n = shard.len();
-    shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(dir.join("c/0/0"), &shard).unwrap();
-    let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
-    assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
-    let err = err.to_string();
-    assert!(
-        err.contains("shard c/0/0")
-            && err.contains("inner chunk [3, 1]")
-            && err.contains("nbytes 0 is not the 64 bytes"),
-        "{err}"
-    );
+    // Each case: the shard written whole, then one index entry's `offset`
+    // or `nbytes` (u64 `field` of inner chunk `inner`, C order) set to
+    // `value` with the crc32c made right again, then a write of `part`
+    // refused with an error naming the shard, `names` and `says`.
+    let cases = [
+        // An entry past the end.
+        (0, 0, 1_000_000u64, "inner chunk [0, 0]", "1000000"),
+        // An entry of an inner chunk the write keeps as stored, inside the
+        // shard but not the size the inner codecs write (4 x 8 uint16: 64
+        // bytes): kept, it made a shard no reader opens, the write a
+        // success.
+        (
+            7,
+            1,
+            0,
+            "inner chunk [3, 1]",
+            "nbytes 0 is not the 64 bytes",
+        ),
+    ];
+    for (inner, field, value, names, says) in cases {
+        array.write_values(&window, &[1u16; 256]).unwrap();
+        let mut shard = std::fs::read(dir.join("c/0/0")).unwrap();
+        let n = shard.len();
+        let index_at = n - (4 * 2 * 2 * 8 + 4);
+        let at = index_at + inner * 16 + field * 8;
+        shard[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        let crc = crc32c(&shard[index_at..n - 4]);
+        shard[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(dir.join("c/0/0"), &shard).unwrap();
+        let err = array.write_values(&part, &[2u16; 4]).unwrap_err();
+        assert!(StoredChunkDamaged::in_error(&err).is_some(), "{err}");
+        let err = err.to_string();
+        assert!(
+            err.contains("shard c/0/0") && err.contains(names) && err.contains(says),
+            "{err}"
+        );
+    }
 }
 
 /// CRC-32C (Castagnoli), bit by bit, as the spec of the `crc32c` codec

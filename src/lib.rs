@@ -84,7 +84,7 @@ pub use hints::{open_error_hint, zarrs_feature_of_codec};
 pub use overrides::register_overrides;
 #[cfg(feature = "async")]
 pub use read::AsyncArrayReadExt;
-pub use read::{ArrayReadExt, ObjectChanged, WindowAt};
+pub use read::{ArrayReadExt, ObjectChanged, OsReadError, WindowAt};
 pub use redact::redact_url;
 pub use registered::{CodecRegistration, registered_codecs};
 pub use validate::{

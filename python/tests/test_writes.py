@@ -652,3 +652,29 @@ def test_reads_follow_a_moved_local_store(tmp_path: Path) -> None:
     assert not (tmp_path / "before").exists()
     want = np.array([9] * 4 + [4, 5, 6, 7], dtype="int32")
     same(zarr.open_array(LocalStore(tmp_path / "after"))[...], want)
+
+
+def test_a_chunk_file_the_system_refuses_raises_the_os_error_zarr_raises(
+    tmp_path: Path,
+) -> None:
+    """A chunk's file that the operating system will not open for reading
+    (here a link to itself: `ELOOP`; as root, permissions would not
+    refuse) raises the `OSError` subclass and number zarr's `LocalStore`
+    raises, not a `ValueError`; a note names the chunk."""
+    raised = []
+    for root, config in ((tmp_path / "zarr", {}), (tmp_path / "ours", STRICT)):
+        with zarr.config.set(config):
+            array = zarr.create_array(
+                LocalStore(root), shape=(8,), chunks=(4,), dtype="int32", fill_value=0
+            )
+            array[...] = np.arange(8, dtype="int32")
+        chunk = root / "c" / "1"
+        chunk.unlink()
+        chunk.symlink_to(chunk)
+        with zarr.config.set(config), pytest.raises(OSError, match="symbolic links") as e:
+            array[...]
+        raised.append(e.value)
+    theirs, mine = raised
+    assert type(mine) is type(theirs), (theirs, mine)
+    assert (mine.errno, mine.strerror) == (theirs.errno, theirs.strerror)
+    assert any("chunk c/1" in note for note in mine.__notes__), mine.__notes__

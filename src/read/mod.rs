@@ -61,10 +61,12 @@ mod async_read;
 #[doc(hidden)] // `pub` for benches/chunk_decode.rs only
 pub mod chunk_decode;
 pub(crate) mod engine;
+mod os_error;
 pub(crate) mod output;
 mod placement;
 pub mod versioned;
 
+pub use os_error::OsReadError;
 pub use placement::WindowAt;
 pub use versioned::ObjectChanged;
 

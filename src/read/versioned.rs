@@ -130,13 +130,17 @@ impl ObjectChanged {
     }
 
     /// `error` as an error of the read of `context`: a change stays typed
-    /// ([`within`](Self::within)), anything else becomes text after the
-    /// context, with its causes.
+    /// ([`within`](Self::within)), and so does an error number of the
+    /// operating system ([`OsReadError`](super::OsReadError)); anything
+    /// else becomes text after the context, with its causes.
     pub(crate) fn in_context(error: &ArrayError, context: &str) -> ArrayError {
-        match Self::in_error(error) {
-            Some(changed) => changed.within(context),
-            None => ArrayError::Other(format!("{context}: {}", crate::error_chain(error))),
+        if let Some(changed) = Self::in_error(error) {
+            return changed.within(context);
         }
+        // The operating system's refusal stays typed too (its number).
+        super::OsReadError::within(error, context).unwrap_or_else(|| {
+            ArrayError::Other(format!("{context}: {}", crate::error_chain(error)))
+        })
     }
 
     fn in_io_error(error: &std::io::Error) -> Option<&Self> {

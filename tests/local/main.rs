@@ -6,9 +6,10 @@
 //! one of them.
 //!
 //! Tests that need a process of their own stay separate: `first_day.rs`,
-//! `registered_codecs.rs` and `packbits_equivalence.rs` check what happens
-//! without `register_overrides()` (which these modules call), `threads.rs`
-//! the global thread pool; the remote stores' tests are in `tests/remote/`.
+//! `registered_codecs.rs`, `packbits_equivalence.rs` and
+//! `vlen_equivalence.rs` need zarrs' codecs as registered without
+//! `register_overrides()` (which these modules call), `threads.rs` the
+//! global thread pool; the remote stores' tests are in `tests/remote/`.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -34,7 +35,6 @@ mod read_engine;
 mod read_ext;
 mod readme_snippet;
 mod transpose_equivalence;
-mod vlen_equivalence;
 mod vlen_fixtures;
 mod vlen_v2_equivalence;
 mod vlen_v2_fixtures;

@@ -363,6 +363,53 @@ fn a_corrupt_chunk_is_named_by_its_key() {
     array.retrieve_array_subset_vec::<i16>(&fine).unwrap();
 }
 
+/// A chunk's file the operating system will not open (a link to itself:
+/// `ELOOP`; as root, permissions would not refuse) is an error that keeps
+/// the system's number ([`OsReadError`]) and names the chunk, on the read
+/// paths of plain chunks and of shards.
+///
+/// [`OsReadError`]: zarrs_extension_codecs::OsReadError
+#[test]
+fn a_chunk_the_system_refuses_keeps_its_error_number() {
+    use zarrs::array::ArrayError;
+    use zarrs_extension_codecs::OsReadError;
+    let check = |name: &str, chunk: &str, read: &dyn Fn(&FsArray) -> ArrayError| {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/zarr-python-products")
+            .join(name);
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("product.zarr");
+        for entry in common::files_under(&source) {
+            let to = copy.join(entry.strip_prefix(&source).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&entry, &to).unwrap();
+        }
+        let path = copy.join(chunk);
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&path, &path).unwrap();
+        let store = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+        let array = zarrs_extension_codecs::open_array(store, "/product.zarr").unwrap();
+        let err = read(&array);
+        let os = OsReadError::in_error(&err).unwrap_or_else(|| panic!("{name}: {err:?}"));
+        assert_eq!(os.errno(), 40, "{name}: {err}"); // ELOOP
+        let context = os.context();
+        assert!(
+            context.contains(&format!("product.zarr/{chunk}")),
+            "{name}: {context}"
+        );
+    };
+    check("gzip_crc32c_i16.zarr", "c/1/2", &|array| {
+        array
+            .retrieve_array_subset_vec::<i16>(&array.subset_all())
+            .unwrap_err()
+    });
+    check("sharded_so_cv_blosc.zarr", "c/0/2", &|array| {
+        array
+            .retrieve_array_subset_vec::<f64>(&array.subset_all())
+            .unwrap_err()
+    });
+}
+
 #[test]
 fn variable_length_is_refused_in_words() {
     zarrs_extension_codecs::register_overrides();

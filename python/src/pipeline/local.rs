@@ -32,50 +32,59 @@ use zarrs::storage::{MaybeBytesIterator, ReadableStorageTraits, StorageError, St
 #[derive(Debug)]
 pub struct Failure {
     pub errno: Option<i32>,
-    /// The error as the system words it (`strerror`).
-    pub reason: String,
+    /// The error in words (Rust's, with the number).
+    pub text: String,
     pub path: PathBuf,
     /// `chunk <key>: <what>`.
     pub doing: String,
 }
 
 impl Failure {
-    /// As the `OSError` Python raises for a file (`OSError(errno,
-    /// strerror, filename)`, which Python makes the subclass the number
-    /// stands for: `PermissionError`, ...), with the chunk and what was
-    /// being done to it as a note; `OSError` with the whole message when
-    /// there is no number.
+    /// As the `OSError` Python raises for a file ([`os_error`]), with the
+    /// chunk and what was being done to it as a note; `OSError` with the
+    /// whole message when there is no number.
     pub fn into_py(self) -> pyo3::PyErr {
-        use pyo3::exceptions::PyOSError;
-        let path = self.path.display().to_string();
-        let error = match self.errno {
-            Some(errno) => PyOSError::new_err((errno, self.reason, path)),
-            None => return PyOSError::new_err(self.message()),
-        };
-        pyo3::Python::attach(|py| {
-            // A note that cannot be added leaves the error as it is.
-            let _ = error.add_note(py, self.doing);
-        });
-        error
+        match self.errno {
+            Some(errno) => os_error(errno, Some(self.path.display().to_string()), self.doing),
+            None => pyo3::exceptions::PyOSError::new_err(self.message()),
+        }
     }
 
     /// The whole account in one line.
     pub fn message(&self) -> String {
-        format!("{} {}: {}", self.doing, self.path.display(), self.reason)
+        format!("{} {}: {}", self.doing, self.path.display(), self.text)
     }
 
     fn new(key: &str, what: &str, path: &Path, e: &std::io::Error) -> Self {
-        let errno = e.raw_os_error();
         Self {
-            errno,
-            reason: match errno {
-                Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
-                None => e.to_string(),
-            },
+            errno: e.raw_os_error(),
+            text: e.to_string(),
             path: path.to_path_buf(),
             doing: format!("chunk {key}: {what}"),
         }
     }
+}
+
+/// `OSError(errno, os.strerror(errno), filename)`, as Python raises for a
+/// file (Python makes it the subclass the number stands for:
+/// `PermissionError`, ...), with `note` added: what was being done.
+pub fn os_error(errno: i32, filename: Option<String>, note: String) -> pyo3::PyErr {
+    use pyo3::exceptions::PyOSError;
+    use pyo3::prelude::*;
+    Python::attach(|py| {
+        let strerror = py
+            .import("os")
+            .and_then(|os| os.call_method1("strerror", (errno,)))
+            .and_then(|s| s.extract::<String>())
+            .unwrap_or_else(|_| format!("error {errno}"));
+        let error = match filename {
+            Some(filename) => PyOSError::new_err((errno, strerror, filename)),
+            None => PyOSError::new_err((errno, strerror)),
+        };
+        // A note that cannot be added leaves the error as it is.
+        let _ = error.add_note(py, note);
+        error
+    })
 }
 
 /// A directory of chunk files, keyed by their path below it.
@@ -318,7 +327,7 @@ mod tests {
         fs::create_dir_all(root.join("e/0/sub")).unwrap();
         let error = dir.settle("e/0", Some(b"x")).unwrap_err();
         assert_eq!(error.doing, "chunk e/0: writing", "{error:?}");
-        assert_eq!(error.reason, "Is a directory", "{error:?}");
+        assert_eq!(error.errno, Some(21), "{error:?}"); // EISDIR
         assert!(error.errno.is_some(), "{error:?}");
         let names: Vec<_> = fs::read_dir(root.join("e"))
             .unwrap()

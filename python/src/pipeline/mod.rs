@@ -45,14 +45,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use zarrs::array::codec::api::ArrayToBytesCodecTraits;
-use zarrs::array::{Array, ArrayBytes, ArrayMetadata, CodecOptions};
+use zarrs::array::{Array, ArrayBytes, ArrayError, ArrayMetadata, CodecOptions};
 use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
 use zarrs_extension_codecs::remote::RemoteStore;
 use zarrs_extension_codecs::write::{ChunkEncoder, InnerOrder};
 use zarrs_extension_codecs::{
-    ArrayReadExt, WindowAt, error_chain, register_overrides,
+    ArrayReadExt, OsReadError, WindowAt, error_chain, register_overrides,
     validate_codecs_for_reading_with_warning,
 };
 
@@ -328,11 +328,10 @@ impl ChunkArray {
         // The engine says which chunks are stored as it fetches them; with
         // the chunks given, whether each was is known already.
         let ask = presence && present.is_none();
-        py.detach(|| {
-            let stored = read_regions(array, &regions, dst, &out_shape, &pool, threads, ask)?;
-            Ok::<_, String>(present.or(stored))
-        })
-        .map_err(PyValueError::new_err)
+        let stored = py
+            .detach(|| read_regions(array, &regions, dst, &out_shape, &pool, threads, ask))
+            .map_err(|e| self.read_error(&e))?;
+        Ok(present.or(stored))
     }
 
     /// The stored bytes of `chunk` (C-contiguous, the chunk's full shape,
@@ -669,6 +668,21 @@ impl ChunkArray {
     }
 
     /// The array's directory, or an error if it was not opened on one.
+    /// A read's `error` for Python: where the operating system refused a
+    /// file of the array's directory, the `OSError` subclass Python gives
+    /// its number (as zarr's `LocalStore` raises), with what was being
+    /// read as a note; otherwise `ValueError` with the error and its
+    /// causes. (A remote store's errors stay `ValueError`: the pipeline
+    /// reads them as the remote layer's failure.)
+    fn read_error(&self, error: &ArrayError) -> PyErr {
+        match OsReadError::in_error(error) {
+            Some(os) if self.directory.is_some() => {
+                local::os_error(os.errno(), None, os.context().to_string())
+            }
+            _ => PyValueError::new_err(error_chain(error)),
+        }
+    }
+
     fn directory(&self) -> PyResult<&local::Directory> {
         self.directory
             .as_ref()
@@ -790,19 +804,22 @@ fn read_regions(
     pool: &rayon::ThreadPool,
     threads: usize,
     presence: bool,
-) -> Result<Option<Vec<bool>>, String> {
+) -> Result<Option<Vec<bool>>, ArrayError> {
     let windows = regions
         .iter()
         .map(|region| {
-            let window = region
-                .array_subset(array)
-                .map_err(|e| format!("chunk {}: {e}", array.chunk_key(&region.coords).as_str()))?;
+            let window = region.array_subset(array).map_err(|e| {
+                ArrayError::Other(format!(
+                    "chunk {}: {e}",
+                    array.chunk_key(&region.coords).as_str()
+                ))
+            })?;
             Ok(WindowAt {
                 window,
                 at: region.out.iter().map(|r| r.start).collect(),
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, ArrayError>>()?;
     let options = CodecOptions::default().with_concurrent_target(threads);
     // The engine's own threads decode; inside the pool, the codecs' parallel
     // loops (zarrs', this crate's kernels) stay within its limit.
@@ -817,7 +834,6 @@ fn read_regions(
                 .map(|()| None)
         }
     })
-    .map_err(|e| error_chain(&e))
 }
 
 /// Run `encode` on a pool of `threads` threads with the GIL released, for

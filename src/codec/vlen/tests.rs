@@ -1,5 +1,5 @@
 //! `zarrs.vlen` codec tests: hand-worked layouts, corrupt chunks, partial
-//! decoding. Equivalence with zarrs' built-in is in `tests/local/vlen_equivalence.rs`.
+//! decoding. Equivalence with zarrs' built-in is in `tests/vlen_equivalence.rs`.
 
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex};

@@ -295,12 +295,21 @@ pub(crate) fn storage_error(unit: &Unit, what: &str, error: &StorageError) -> Ar
     if ObjectChanged::in_storage_error(error).is_some() {
         return ArrayError::StorageError(error.clone());
     }
-    ArrayError::Other(format!(
-        "{} {}: {what}{}",
-        if what.is_empty() { "chunk" } else { "shard" },
-        unit.key,
-        crate::error_chain(error)
-    ))
+    let kind = if what.is_empty() { "chunk" } else { "shard" };
+    // The operating system's refusal keeps its number (`OsReadError`).
+    let context = format!("{kind} {}", unit.key);
+    let context = match what.strip_suffix(": ") {
+        Some(what) => format!("{context}: {what}"),
+        None => context,
+    };
+    let error = ArrayError::StorageError(error.clone());
+    crate::read::OsReadError::within(&error, &context).unwrap_or_else(|| {
+        ArrayError::Other(format!(
+            "{kind} {}: {what}{}",
+            unit.key,
+            crate::error_chain(&error)
+        ))
+    })
 }
 
 /// Fetch `unit` from a sync store.

@@ -328,9 +328,6 @@ pub(crate) fn has_storage_transformers<S: ?Sized>(array: &Array<S>) -> bool {
     matches!(array.metadata(), ArrayMetadata::V3(m) if !m.storage_transformers.is_empty())
 }
 
-/// The configuration of `codecs`' `sharding_indexed`, when they end in one
-/// whose configuration the engine reads (for the write path, which asks
-/// the same question).
 /// How many bytes `layout`'s inner codecs write for one inner chunk of
 /// `data_type` (what the index entries are checked against): the read
 /// plan's and the write path's one answer.
@@ -352,6 +349,9 @@ pub(crate) fn inner_bytes(
     )
 }
 
+/// The configuration of `codecs`' `sharding_indexed`, when they end in one
+/// whose configuration the engine reads (for the write path, which asks
+/// the same question).
 pub(crate) fn shard_layout(codecs: &CodecChain) -> Option<ShardLayout> {
     match sharding(codecs) {
         Sharding::Yes(layout) => Some(*layout),

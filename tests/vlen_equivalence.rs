@@ -6,7 +6,7 @@
 //! `sharding_indexed`), with arrays built from explicit codec objects.
 //! Where the two differ on purpose, a test below says how.
 
-use crate::common;
+mod common;
 
 use common::nonzero;
 use common::vlen;

@@ -68,8 +68,9 @@ impl OsReadError {
 }
 
 /// The I/O error a store or a codec reading through one reports in
-/// `error`, if any.
-fn io_error(error: &ArrayError) -> Option<&Arc<std::io::Error>> {
+/// `error`, if any (where [`ObjectChanged`](super::ObjectChanged) travels
+/// too).
+pub(super) fn io_error(error: &ArrayError) -> Option<&Arc<std::io::Error>> {
     match error {
         ArrayError::StorageError(StorageError::IOError(io))
         | ArrayError::CodecError(CodecError::StorageError(StorageError::IOError(io)))

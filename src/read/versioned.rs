@@ -56,7 +56,7 @@
 
 use std::sync::Arc;
 
-use zarrs::array::{ArrayError, CodecError};
+use zarrs::array::ArrayError;
 use zarrs::storage::byte_range::ByteRange;
 use zarrs::storage::{Bytes, ReadableStorageTraits, StorageError, StoreKey};
 
@@ -104,14 +104,7 @@ impl ObjectChanged {
     /// storage error of a store or of a codec reading through one.
     #[must_use]
     pub fn in_error(error: &ArrayError) -> Option<&Self> {
-        match error {
-            ArrayError::StorageError(error)
-            | ArrayError::CodecError(CodecError::StorageError(error)) => {
-                Self::in_storage_error(error)
-            }
-            ArrayError::CodecError(CodecError::IOError(error)) => Self::in_io_error(error),
-            _ => None,
-        }
+        Self::in_io_error(super::os_error::io_error(error)?)
     }
 
     /// The change a store's `error` reports, if it reports one.
@@ -314,6 +307,7 @@ fn at_version(key: &StoreKey, version: &[u8], mut answer: Vec<Bytes>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarrs::array::CodecError;
     use zarrs::storage::store::MemoryStore;
     use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
 

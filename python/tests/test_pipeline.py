@@ -478,12 +478,48 @@ def test_codec_zarrs_lacks_falls_back() -> None:
         assert arr._async_array.codec_pipeline.native is None
         arr[...] = np.arange(7, dtype="int16")
         same(arr[...], np.arange(7, dtype="int16"))
-        with (
-            zarr.config.set({"codec_pipeline.fallback": "raise"}),
-            pytest.raises(zec.FallbackError),
-        ):
-            zarr.open_array(store)
+        # Opening builds nothing (a group's arrays open at zarr's cost); the
+        # first read says why zarrs is given nothing.
+        with zarr.config.set({"codec_pipeline.fallback": "raise"}):
+            reopened = zarr.open_array(store)
+            with pytest.raises(zec.FallbackError, match=r"zec-test\.reverse"):
+                reopened[...]
+            with pytest.raises(zec.FallbackError, match=r"zec-test\.reverse"):
+                reopened[0] = 1
     same(zarr.open_array(store)[...], np.arange(7, dtype="int16"))
+
+
+def test_opening_builds_nothing_until_a_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a group's arrays (xarray opens every variable of a product)
+    gives zarrs nothing: each array's part is built at its first read or
+    write, once. Under ``raise``, an array zarrs cannot read (strings) does
+    not stop its group from opening; reading it raises."""
+    from zarrs_extension_codecs import _pipeline
+
+    group = zarr.open_group(LocalStore(tmp_path), mode="w", zarr_format=3)
+    for name in ("a", "b", "c"):
+        group.create_array(name, shape=(6,), chunks=(4,), dtype="int32")[...] = np.arange(6)
+    group.create_array("s", shape=(2,), chunks=(2,), dtype=str)[...] = np.array(["x", "y"])
+    built: list[str] = []
+    real = _pipeline._open_native
+
+    def counted(metadata: Any, store: Any, remote: Any) -> Any:
+        built.append(metadata.to_dict()["data_type"])
+        return real(metadata, store, remote)
+
+    monkeypatch.setattr(_pipeline, "_open_native", counted)
+    with zarr.config.set({**OURS, "codec_pipeline.fallback": "raise"}):
+        members = dict(zarr.open_group(LocalStore(tmp_path), mode="r").members())
+        assert sorted(members) == ["a", "b", "c", "s"]
+        assert built == []
+        same(members["b"][...], np.arange(6, dtype="int32"))
+        same(members["b"][1:3], np.arange(1, 3, dtype="int32"))
+        assert built == ["int32"]
+        with pytest.raises(zec.FallbackError, match="no fixed size"):
+            members["s"][...]
+    assert len(built) == 2
 
 
 def test_enable_pipeline_selects_it_for_a_block() -> None:

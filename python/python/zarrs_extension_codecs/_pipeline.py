@@ -5,7 +5,9 @@ parallel.
 zarr builds one pipeline per array (`from_array_metadata_and_store`). This
 one hands the array's ``zarr.json`` to zarrs (`_native.ChunkArray`) and
 keeps zarr's own `BatchedCodecPipeline`, with this package's `ScaleOffset`
-and `CastValue`, for what zarrs is not given:
+and `CastValue`, for what zarrs is not given; both are built at the
+array's first read or write (`_Opening`), so opening costs what zarr's
+own open costs:
 
 - reads: chunks of a `LocalStore` are read by Rust from their files; those
   of an HTTP or S3 store (obstore's `HTTPStore` and `S3Store` under zarr's
@@ -265,7 +267,22 @@ class _Native:
         return "/".join(pieces[: len(pieces) - parts]), coords
 
 
-def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
+def _remote_at_open(store: Store) -> RemoteSource | None:
+    """Where the remote layer reads `store`, with the settings in force when
+    the array is opened (a bad setting is an error there); `None` for a
+    store zarr's store API serves."""
+    if str(zarr.config.get("codec_pipeline.remote", "rust")).lower() == "zarr":
+        return None
+    remote = remote_source(store)
+    if isinstance(remote, str):
+        log.debug("zarr's store API fetches the chunks: %s", remote)
+        return None
+    return remote
+
+
+def _open_native(
+    metadata: ArrayV3Metadata, store: Store, remote: RemoteSource | None
+) -> _Native | str:
     """What zarrs is given of the array, or why it is given nothing."""
     try:
         dtype = np.dtype(metadata.data_type.to_native_dtype())
@@ -283,12 +300,6 @@ def _open_native(metadata: ArrayV3Metadata, store: Store) -> _Native | str:
         return str(e)
     names = _names(metadata.codecs)
     writes = names <= _WRITES
-    remote = None
-    if str(zarr.config.get("codec_pipeline.remote", "rust")).lower() != "zarr":
-        remote = remote_source(store)
-        if isinstance(remote, str):
-            log.debug("zarr's store API fetches the chunks: %s", remote)
-            remote = None
     from zarr.core.metadata.v3 import RegularChunkGridMetadata
 
     grid = metadata.chunk_grid
@@ -378,6 +389,80 @@ def _ranges(selection: tuple[Any, ...], shape: tuple[int, ...]) -> list[tuple[in
     return out
 
 
+class _Opening:
+    """What an array's pipeline is made of, built from the array's metadata
+    at its first read or write, not when zarr opens the array.
+
+    zarr builds a pipeline for every array it opens, and xarray opens every
+    array of a product (40 bands: 17 ms more than zarr's own open when this
+    was done at open, 0.4 ms an array), most of them never read. Building
+    late also means an array zarrs cannot read raises `FallbackError`
+    (under ``raise``) when it is read, not when a group around it is opened.
+
+    No lock: two threads reading an array first at once may both build,
+    and one build is dropped; each is complete in itself (the stores they
+    share are kept process-wide), so that costs time, not correctness.
+    """
+
+    __slots__ = ("_metadata", "_parts", "_remote", "_store")
+
+    def __init__(
+        self,
+        metadata: ArrayV3Metadata | None,
+        store: Store | None,
+        remote: RemoteSource | None = None,
+        parts: tuple[BatchedCodecPipeline, _Native | None, str | None] | None = None,
+    ) -> None:
+        self._metadata = metadata
+        self._store = store
+        # Taken at open, as documented: the remote settings in force then.
+        self._remote = remote
+        self._parts = parts
+
+    @classmethod
+    def built(
+        cls, inner: BatchedCodecPipeline, native: _Native | None = None, why: str | None = None
+    ) -> _Opening:
+        return cls(None, None, None, (inner, native, why))
+
+    def parts(self) -> tuple[BatchedCodecPipeline, _Native | None, str | None]:
+        parts = self._parts
+        if parts is None:
+            assert self._metadata is not None
+            assert self._store is not None
+            parts = _build(self._metadata, self._store, self._remote)
+            self._parts = parts
+        return parts
+
+
+def _build(
+    metadata: ArrayV3Metadata, store: Store, remote: RemoteSource | None
+) -> tuple[BatchedCodecPipeline, _Native | None, str | None]:
+    """zarr's pipeline of the array (with this package's classes), and what
+    zarrs is given of it or why it is given nothing."""
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.metadata.v3 import RegularChunkGridMetadata
+
+    codecs = with_our_classes(metadata.codecs)
+    grid = metadata.chunk_grid
+    if isinstance(grid, RegularChunkGridMetadata):
+        chunk_shape = grid.chunk_shape
+    else:
+        chunk_shape = (1,) * len(metadata.shape)
+    spec = ArraySpec(
+        shape=chunk_shape,
+        dtype=metadata.data_type,
+        fill_value=metadata.fill_value,
+        config=ArrayConfig.from_dict({}),
+        prototype=default_buffer_prototype(),
+    )
+    inner = BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
+    native = _open_native(metadata, store, remote)
+    if isinstance(native, str):
+        return inner, None, native
+    return inner, native, None
+
+
 @dataclass(frozen=True)
 class CodecPipeline(_CodecPipeline):
     """zarr-python's codec pipeline on zarrs and this crate's codecs.
@@ -391,54 +476,44 @@ class CodecPipeline(_CodecPipeline):
     what runs in Rust and what goes to zarr's own pipeline.
     """
 
-    inner: BatchedCodecPipeline
-    native: _Native | None = None
-    # Why an array's pipeline has no `native` (said again at every read and
-    # write, so that a `raise` set after the array was opened still
-    # catches them); `None` for the pipelines zarr builds from codecs
-    # alone (its sharding codec's inner ones), which run only inside zarr's
-    # own pipeline, itself reached through `_fallback`.
-    why: str | None = None
+    opening: _Opening
+
+    @property
+    def inner(self) -> BatchedCodecPipeline:
+        """zarr's own pipeline of the array: what every fallback runs."""
+        return self.opening.parts()[0]
+
+    @property
+    def native(self) -> _Native | None:
+        """What zarrs is given of the array; `None` when it is given nothing."""
+        return self.opening.parts()[1]
+
+    @property
+    def why(self) -> str | None:
+        """Why an array's pipeline has no `native` (said again at every read
+        and write, so that a `raise` set after the array was opened still
+        catches them); `None` for the pipelines zarr builds from codecs
+        alone (its sharding codec's inner ones), which run only inside
+        zarr's own pipeline, itself reached through `_fallback`."""
+        return self.opening.parts()[2]
 
     # --- construction ---------------------------------------------------------------
 
     @classmethod
     def from_codecs(cls, codecs: Iterable[Codec], *, batch_size: int | None = None) -> Self:
-        return cls(inner=BatchedCodecPipeline.from_codecs(codecs, batch_size=batch_size))
+        return cls(_Opening.built(BatchedCodecPipeline.from_codecs(codecs, batch_size=batch_size)))
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: ArrayMetadata, store: Store) -> Self:
-        from zarr.core.array_spec import ArrayConfig, ArraySpec
-        from zarr.core.metadata.v3 import RegularChunkGridMetadata
-
         if not isinstance(array_metadata, ArrayV3Metadata):
             # zarr then builds the pipeline with `from_codecs`: zarr's own.
             _fallback(f"Zarr v{array_metadata.zarr_format} metadata")
             raise NotImplementedError("Zarr v2 arrays are read by zarr's own pipeline")
-        codecs = with_our_classes(array_metadata.codecs)
-        grid = array_metadata.chunk_grid
-        if isinstance(grid, RegularChunkGridMetadata):
-            chunk_shape = grid.chunk_shape
-        else:
-            chunk_shape = (1,) * len(array_metadata.shape)
-        spec = ArraySpec(
-            shape=chunk_shape,
-            dtype=array_metadata.data_type,
-            fill_value=array_metadata.fill_value,
-            config=ArrayConfig.from_dict({}),
-            prototype=default_buffer_prototype(),
-        )
-        inner = BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
-        native = _open_native(array_metadata, store)
-        if isinstance(native, str):
-            _fallback(native)
-            return cls(inner=inner, why=native)
-        return cls(inner=inner, native=native)
+        return cls(_Opening(array_metadata, store, _remote_at_open(store)))
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
-        return type(self)(
-            inner=self.inner.evolve_from_array_spec(array_spec), native=self.native, why=self.why
-        )
+        inner, native, why = self.opening.parts()
+        return type(self)(_Opening.built(inner.evolve_from_array_spec(array_spec), native, why))
 
     # --- what zarr asks of every pipeline: the inner one answers ---------------------
 

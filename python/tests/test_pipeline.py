@@ -522,6 +522,40 @@ def test_opening_builds_nothing_until_a_read(
     assert len(built) == 2
 
 
+def test_the_chain_warning_comes_once_at_open() -> None:
+    """zarr's advice on a chain (sharding beside a compressor) is given once
+    when the array opens, as zarr gives it, and not again when zarr's
+    pipeline is built later for a fallback."""
+    import warnings
+
+    from zarr.codecs import GzipCodec, ShardingCodec
+
+    store = MemoryStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        made = zarr.create_array(
+            store,
+            shape=(16, 16),
+            chunks=(16, 16),
+            dtype="uint8",
+            fill_value=0,
+            serializer=ShardingCodec(chunk_shape=(8, 8)),
+            compressors=[GzipCodec()],
+        )
+        made[...] = np.arange(256, dtype="uint8").reshape(16, 16)
+
+    def advice(seen: list[warnings.WarningMessage]) -> int:
+        return sum("disables partial reads" in str(w.message) for w in seen)
+
+    with zarr.config.set(OURS), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        arr = zarr.open_array(store)
+        assert advice(seen) == 1
+        same(arr[...], np.arange(256, dtype="uint8").reshape(16, 16))
+        assert arr._async_array.codec_pipeline.inner is not None  # built for fallbacks
+        assert advice(seen) == 1
+
+
 def test_enable_pipeline_selects_it_for_a_block() -> None:
     store = MemoryStore()
     zarr.create_array(store, shape=(3,), dtype="int8")

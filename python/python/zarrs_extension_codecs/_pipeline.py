@@ -408,7 +408,7 @@ class _Opening:
     share are kept process-wide), so that costs time, not correctness.
     """
 
-    __slots__ = ("_inner", "_metadata", "_native", "_remote", "_store")
+    __slots__ = ("_inner", "_metadata", "_native", "_remote", "_split", "_store")
 
     def __init__(
         self,
@@ -424,6 +424,13 @@ class _Opening:
         self._remote = remote
         self._inner = inner
         self._native = native
+        # zarr's own split of the chain, made at open as zarr makes it for
+        # an array (3 µs): its checks, and its warnings once, at open.
+        self._split = (
+            BatchedCodecPipeline.from_codecs(metadata.codecs)
+            if metadata is not None and inner is None
+            else None
+        )
 
     @classmethod
     def built(
@@ -431,11 +438,32 @@ class _Opening:
     ) -> _Opening:
         return cls(None, None, None, inner, (native, why))
 
+    def __eq__(self, other: object) -> bool:
+        # A pickled array equals its original (zarr's tests compare them):
+        # what the parts are made from decides, not whether they are made.
+        if not isinstance(other, _Opening):
+            return NotImplemented
+        if self._metadata is None or other._metadata is None:
+            return (self._metadata, self._inner, self._native) == (
+                other._metadata,
+                other._inner,
+                other._native,
+            )
+        return (self._metadata, self._store, self._remote) == (
+            other._metadata,
+            other._store,
+            other._remote,
+        )
+
+    # Unhashable, as the pipeline was when its fields held the metadata.
+    __hash__ = None  # type: ignore[assignment]
+
     def inner(self) -> BatchedCodecPipeline:
         inner = self._inner
         if inner is None:
             assert self._metadata is not None
-            inner = self._inner = _zarr_pipeline(self._metadata)
+            assert self._split is not None
+            inner = self._inner = _zarr_pipeline(self._metadata, self._split)
         return inner
 
     def native(self) -> tuple[_Native | None, str | None]:
@@ -449,13 +477,21 @@ class _Opening:
         return native
 
 
-def _zarr_pipeline(metadata: ArrayV3Metadata) -> BatchedCodecPipeline:
+def _zarr_pipeline(metadata: ArrayV3Metadata, split: BatchedCodecPipeline) -> BatchedCodecPipeline:
     """zarr's pipeline of the array, with this package's classes, as zarr
-    builds it for an array when no pipeline class builds its own."""
+    builds it for an array when no pipeline class builds its own (`split`:
+    zarr's split of the chain, checked and warned about at open)."""
+    from dataclasses import replace
+
     from zarr.core.array_spec import ArrayConfig, ArraySpec
     from zarr.core.metadata.v3 import RegularChunkGridMetadata
 
-    codecs = with_our_classes(metadata.codecs)
+    ours = replace(
+        split,
+        array_array_codecs=with_our_classes(split.array_array_codecs),
+        array_bytes_codec=with_our_classes((split.array_bytes_codec,))[0],
+        bytes_bytes_codecs=with_our_classes(split.bytes_bytes_codecs),
+    )
     grid = metadata.chunk_grid
     if isinstance(grid, RegularChunkGridMetadata):
         chunk_shape = grid.chunk_shape
@@ -468,7 +504,7 @@ def _zarr_pipeline(metadata: ArrayV3Metadata) -> BatchedCodecPipeline:
         config=ArrayConfig.from_dict({}),
         prototype=default_buffer_prototype(),
     )
-    return BatchedCodecPipeline.from_codecs(codecs).evolve_from_array_spec(spec)
+    return ours.evolve_from_array_spec(spec)
 
 
 @dataclass(frozen=True)

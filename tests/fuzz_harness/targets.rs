@@ -496,6 +496,22 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
             {
                 false
             }
+            // A chunk that decodes to the wrong number of bytes is damaged:
+            // the read engine refuses it for any window, as zarrs refuses it
+            // read whole, but zarrs' partial decoder takes the bytes a
+            // window needs from it without looking at its size. Accepted
+            // only where zarrs' own read of the whole chunk fails.
+            (Ok(_), Err(typed), Err(sliced))
+                if [&typed, &sliced]
+                    .map(|e| e.to_string())
+                    .iter()
+                    .all(|e| e.contains("the chunk holds"))
+                    && array
+                        .retrieve_chunk::<ArrayBytes<'static>>(&vec![0; array.dimensionality()])
+                        .is_err() =>
+            {
+                false
+            }
             (want, typed, sliced) => panic!(
                 "typed reads disagree with zarrs: zarrs ok {}, vec ok {} ({:?}), slice ok {}",
                 want.is_ok(),

@@ -522,6 +522,43 @@ def test_opening_builds_nothing_until_a_read(
     assert len(built) == 2
 
 
+def test_an_array_opened_again_reads_with_the_same_reader(tmp_path: Path) -> None:
+    """A `LocalStore` array opened again (a tile server opens the product
+    for each request) reads with the zarrs array made for the first open,
+    and still sees what changed on disk since: a chunk rewritten by another
+    writer, a chunk deleted (read as the fill value), a shard rewritten."""
+    import shutil
+
+    for shards in (None, (4, 4)):
+        where = tmp_path / f"a{shards is not None}"
+        with zarr.config.set(OURS):
+            made = zarr.create_array(
+                LocalStore(where), shape=(8, 8), chunks=(2, 2), shards=shards, dtype="int32"
+            )
+            made[...] = np.arange(64, dtype="int32").reshape(8, 8)
+            first = zarr.open_array(LocalStore(where), mode="r")
+            same(first[0:3, 0:3], made[0:3, 0:3])
+            kept = first._async_array.codec_pipeline.native.arrays
+            again = zarr.open_array(LocalStore(where), mode="r")
+            same(again[0:3, 0:3], made[0:3, 0:3])
+            assert next(iter(again._async_array.codec_pipeline.native.arrays.values())) is next(
+                iter(kept.values())
+            )
+        # Another writer (zarr's own pipeline) changes the store.
+        other = zarr.open_array(LocalStore(where), mode="r+")
+        other[0, 0] = -5
+        key = "c/0/0"
+        with zarr.config.set(OURS):
+            want = np.arange(64, dtype="int32").reshape(8, 8)
+            want[0, 0] = -5
+            same(zarr.open_array(LocalStore(where), mode="r")[...], want)
+            (where / key).unlink()
+            want[0 : 4 if shards else 2, 0 : 4 if shards else 2] = 0
+            same(zarr.open_array(LocalStore(where), mode="r")[...], want)
+            shutil.rmtree(where / "c")
+            same(zarr.open_array(LocalStore(where), mode="r")[...], np.zeros((8, 8), "int32"))
+
+
 def test_the_chain_warning_comes_once_at_open() -> None:
     """zarr's advice on a chain (sharding beside a compressor) is given once
     when the array opens, as zarr gives it, and not again when zarr's

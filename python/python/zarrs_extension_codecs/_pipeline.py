@@ -63,6 +63,7 @@ from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.storage import LocalStore, MemoryStore
 from zarr.storage._common import StorePath
 
+from zarrs_extension_codecs._kept_arrays import kept_array
 from zarrs_extension_codecs._native import ChunkArray, StoredChunkError, pipeline_threads
 from zarrs_extension_codecs._pipeline_codecs import with_our_classes
 from zarrs_extension_codecs._remote import RemoteSource, remote_source
@@ -225,7 +226,7 @@ class _Native:
         or (`None`) from bytes handed in."""
         if prefix is None:
             if not self.detached:
-                self.detached.append(ChunkArray(self.json))
+                self.detached.append(kept_array(self.json, None))
             return self.detached[0]
         if self.owner[0] != os.getpid():
             if self.arrays:
@@ -242,7 +243,7 @@ class _Native:
             else:
                 assert type(self.store) is LocalStore
                 root = self.store.root / prefix if prefix else self.store.root
-                found = ChunkArray(self.json, str(root))
+                found = kept_array(self.json, str(root))
             self.arrays[key] = found
         return found
 
@@ -295,7 +296,7 @@ def _open_native(
     json = json_module.dumps(metadata.to_dict(), allow_nan=True)
     try:
         # Kept: the array for reads that hand in the chunks' bytes.
-        checked = ChunkArray(json)
+        checked = kept_array(json, None)
     except (ValueError, TypeError) as e:
         return str(e)
     names = _names(metadata.codecs)

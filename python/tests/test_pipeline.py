@@ -559,6 +559,47 @@ def test_an_array_opened_again_reads_with_the_same_reader(tmp_path: Path) -> Non
             same(zarr.open_array(LocalStore(where), mode="r")[...], np.zeros((8, 8), "int32"))
 
 
+def test_every_array_of_a_product_read_in_turns_is_kept(tmp_path: Path) -> None:
+    """A product of 40 arrays opened again and read in turns (a tile server
+    reading every band per request) reads with the arrays kept from the
+    first time, every one of them."""
+    group = zarr.open_group(LocalStore(tmp_path), mode="w", zarr_format=3)
+    for i in range(40):
+        group.create_array(f"b{i}", shape=(4,), chunks=(2,), dtype="int16")[...] = i
+
+    def zarrs_arrays() -> list[Any]:
+        with zarr.config.set(OURS):
+            opened = zarr.open_group(LocalStore(tmp_path), mode="r")
+            out = []
+            for i in range(40):
+                arr = opened[f"b{i}"]
+                same(arr[...], np.full(4, i, dtype="int16"))
+                out.append(next(iter(arr._async_array.codec_pipeline.native.arrays.values())))
+            return out
+
+    first, second, third = zarrs_arrays(), zarrs_arrays(), zarrs_arrays()
+    assert all(a is b is c for a, b, c in zip(first, second, third, strict=True))
+
+
+def test_an_array_pickles_alike_before_and_after_its_first_read(tmp_path: Path) -> None:
+    """What the pipeline pickles is what it is made from, not what a read
+    built (dask tokenizes arrays by their pickles); every protocol works and
+    a copy equals its original and reads the same."""
+    import pickle
+
+    with zarr.config.set(OURS):
+        zarr.create_array(LocalStore(tmp_path), shape=(6,), chunks=(4,), dtype="int32")[...] = 7
+        arr = zarr.open_array(LocalStore(tmp_path), mode="r")
+        before = pickle.dumps(arr)
+        same(arr[...], np.full(6, 7, dtype="int32"))
+        assert pickle.dumps(arr) == before
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+            copy = pickle.loads(pickle.dumps(arr, protocol=protocol))
+            assert copy == arr
+            same(copy[...], np.full(6, 7, dtype="int32"))
+        assert "not yet read" in repr(pickle.loads(before)._async_array.codec_pipeline)
+
+
 def test_the_chain_warning_comes_once_at_open() -> None:
     """zarr's advice on a chain (sharding beside a compressor) is given once
     when the array opens, as zarr gives it, and not again when zarr's

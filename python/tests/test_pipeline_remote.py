@@ -663,6 +663,20 @@ def test_a_bad_remote_setting_is_an_error_when_the_array_opens(
         zarr.open_array(http_store(http), path="b04", mode="r")
 
 
+def test_a_bad_remote_setting_leaves_arrays_zarrs_is_not_given_alone(tmp_path: Path) -> None:
+    """The remote settings are checked at open for the arrays the remote
+    layer reads: an array of strings (zarr's pipeline reads it) opens and
+    reads whatever they are, as before the pipeline built its part lazily."""
+    root = tmp_path / "strings.zarr"
+    zarr.create_array(LocalStore(root), shape=(2,), chunks=(2,), dtype=str)[...] = np.array(
+        ["x", "y"]
+    )
+    for url in servers.http(root):
+        with zarr.config.set({**OURS, "codec_pipeline.remote_read_ahead_bytes": -1}):
+            arr = zarr.open_array(http_store(url), mode="r")
+            assert list(arr[...]) == ["x", "y"]
+
+
 def test_shard_indexes_at_the_start_are_kept_too(http: str, product: Path) -> None:
     """The pipeline hands zarrs the metadata zarr read, not the store: the
     store is told of it, so it knows these indexes are at the start (with

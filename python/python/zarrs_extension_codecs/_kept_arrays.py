@@ -7,9 +7,12 @@ What a kept array holds follows from its metadata and its directory
 alone, both part of the key: chunks and shard indexes are read from the
 files at every read, as they are for an array kept open, so a kept array
 sees every write and deletion an array opened anew would. A rewritten
-``zarr.json`` is another key. At most `KEPT` arrays are kept, the least
-recently used dropped first (each holds its lookup tables: up to 512 KiB
-for a 16-bit stored type).
+``zarr.json`` is another key. Up to `KEPT` arrays are kept on directories,
+and as many for chunks handed in (the one each open checks its metadata
+with), the least recently used of each dropped first: a product of up to
+`KEPT` arrays, read in turns, is read with kept arrays only. Each holds
+its decoders, with lookup tables of up to 512 KiB for a 16-bit stored type
+once a read has decoded enough to build one.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from collections import OrderedDict
 
 from zarrs_extension_codecs._native import ChunkArray
 
-KEPT = 64
+KEPT = 128
 
-# (directory or None for chunks handed in, metadata JSON) -> array, the
-# most recently used last; the process they were opened in.
-_KEPT: OrderedDict[tuple[str | None, str], ChunkArray] = OrderedDict()
+# (directory, metadata JSON) -> array, and metadata JSON -> array for
+# chunks handed in; the most recently used last; the process they were
+# opened in.
+_ON_DISK: OrderedDict[tuple[str, str], ChunkArray] = OrderedDict()
+_HANDED_IN: OrderedDict[tuple[str, str], ChunkArray] = OrderedDict()
 _KEPT_BY: list[int] = [os.getpid()]
 _LOCK = threading.Lock()
 # Arrays of a parent process, in a child made by `fork()`: held, not used
@@ -37,28 +42,31 @@ def kept_array(json: str, directory: str | None) -> ChunkArray:
     """The zarrs array of the metadata `json` reading from `directory` (or,
     `None`, from the bytes each read hands in), kept from an earlier open
     of the same array or made now (raises what `ChunkArray` raises)."""
-    key = (directory, json)
+    key = (directory or "", json)
     with _LOCK:
         _forget_parents()
-        found = _KEPT.get(key)
+        kept = _HANDED_IN if directory is None else _ON_DISK
+        found = kept.get(key)
         if found is not None:
-            _KEPT.move_to_end(key)
+            kept.move_to_end(key)
             return found
     # Made outside the lock: two threads opening the same array at once
     # may both make one, and the later replaces the earlier in the cache.
     made = ChunkArray(json) if directory is None else ChunkArray(json, directory)
     with _LOCK:
         _forget_parents()
-        _KEPT[key] = made
-        while len(_KEPT) > KEPT:
-            _KEPT.popitem(last=False)
+        kept = _HANDED_IN if directory is None else _ON_DISK
+        kept[key] = made
+        while len(kept) > KEPT:
+            kept.popitem(last=False)
     return made
 
 
 def _forget_parents() -> None:
     if _KEPT_BY[0] != os.getpid():
-        _LEFT_BY_PARENT.extend(_KEPT.values())
-        _KEPT.clear()
+        for kept in (_ON_DISK, _HANDED_IN):
+            _LEFT_BY_PARENT.extend(kept.values())
+            kept.clear()
         _KEPT_BY[0] = os.getpid()
 
 

@@ -268,6 +268,17 @@ class _Native:
         return "/".join(pieces[: len(pieces) - parts]), coords
 
 
+def _fixed_size(metadata: ArrayV3Metadata) -> np.dtype[Any] | str:
+    """The array's numpy data type, or why zarrs is not given the array."""
+    try:
+        dtype = np.dtype(metadata.data_type.to_native_dtype())
+    except Exception as e:
+        return f"data type {metadata.data_type}: {e}"
+    if dtype.hasobject or dtype.kind in "OUSV" or dtype.fields is not None:
+        return f"data type {metadata.data_type} ({dtype}) has no fixed size in numpy"
+    return dtype
+
+
 def _remote_at_open(store: Store) -> RemoteSource | None:
     """Where the remote layer reads `store`, with the settings in force when
     the array is opened (a bad setting is an error there); `None` for a
@@ -285,12 +296,9 @@ def _open_native(
     metadata: ArrayV3Metadata, store: Store, remote: RemoteSource | None
 ) -> _Native | str:
     """What zarrs is given of the array, or why it is given nothing."""
-    try:
-        dtype = np.dtype(metadata.data_type.to_native_dtype())
-    except Exception as e:
-        return f"data type {metadata.data_type}: {e}"
-    if dtype.hasobject or dtype.kind in "OUSV" or dtype.fields is not None:
-        return f"data type {metadata.data_type} ({dtype}) has no fixed size in numpy"
+    dtype = _fixed_size(metadata)
+    if isinstance(dtype, str):
+        return dtype
     # The document as zarr writes it, but without zarr's indentation, which
     # turns off json's C encoder (0.5 ms of an open of the EOPF-like band).
     json = json_module.dumps(metadata.to_dict(), allow_nan=True)
@@ -459,6 +467,33 @@ class _Opening:
     # Unhashable, as the pipeline was when its fields held the metadata.
     __hash__ = None  # type: ignore[assignment]
 
+    def __getstate__(self) -> dict[str, Any]:
+        # What the parts are made from, not the parts: a copy (dask,
+        # multiprocessing) builds its own at its first read, and an array
+        # pickles alike before and after its first read (dask's tokens).
+        if self._metadata is None:
+            return {"inner": self._inner, "native": self._native}
+        return {
+            "metadata": self._metadata,
+            "store": self._store,
+            "remote": self._remote,
+            "split": self._split,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._metadata = state.get("metadata")
+        self._store = state.get("store")
+        self._remote = state.get("remote")
+        self._split = state.get("split")
+        self._inner = state.get("inner")
+        self._native = state.get("native")
+
+    def __repr__(self) -> str:
+        if self._metadata is None:
+            return f"_Opening(inner={self._inner!r}, native={self._native!r})"
+        built = "built" if self._native is not None else "not yet read"
+        return f"_Opening({self._store!r}, shape={self._metadata.shape}, {built})"
+
     def inner(self) -> BatchedCodecPipeline:
         inner = self._inner
         if inner is None:
@@ -554,7 +589,13 @@ class CodecPipeline(_CodecPipeline):
             # zarr then builds the pipeline with `from_codecs`: zarr's own.
             _fallback(f"Zarr v{array_metadata.zarr_format} metadata")
             raise NotImplementedError("Zarr v2 arrays are read by zarr's own pipeline")
-        return cls(_Opening(array_metadata, store, _remote_at_open(store)))
+        # The remote settings are taken (and a bad one raised) at open for
+        # the arrays zarrs can read; one without a fixed size never reaches
+        # the remote layer.
+        remote = (
+            _remote_at_open(store) if not isinstance(_fixed_size(array_metadata), str) else None
+        )
+        return cls(_Opening(array_metadata, store, remote))
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         native, why = self.opening.native()

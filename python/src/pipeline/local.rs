@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zarrs::storage::byte_range::ByteRangeIterator;
+use bytes::Bytes;
+use std::os::unix::fs::FileExt;
+use zarrs::storage::byte_range::{ByteRange, ByteRangeIterator, InvalidByteRangeError};
 use zarrs::storage::{MaybeBytesIterator, ReadableStorageTraits, StorageError, StoreKey};
 
 /// Why a file of the directory could not be read, written or deleted: the
@@ -177,64 +179,89 @@ impl Directory {
     }
 }
 
-/// zarrs' file system store as zarr's `LocalStore` reads: a key that is a
-/// directory, or a path below a file, is nothing stored (the chunk reads
-/// as the fill value), where zarrs' store fails. Every other error, and
-/// every byte, is the inner store's. What is at the key is looked at only
-/// after a failure (zarrs' errors for these cases differ: the system's
-/// `ENOTDIR`, or no size for a directory).
-pub struct LocalReads<S> {
-    store: S,
+/// The array's directory read as zarr's `LocalStore` reads it: a key that
+/// is missing, a directory, or a path below a file is nothing stored (the
+/// chunk reads as the fill value); every other failure is an error with
+/// the system's error number. A byte range is read with one positioned
+/// read of an open file.
+///
+/// Not zarrs' `FilesystemStore`: it keeps a lock for every key it has read
+/// for as long as it lives (about 100 bytes a chunk file), and the arrays
+/// the pipeline keeps across opens (`_kept_arrays`) would hold one for
+/// every chunk a long-running reader ever read. Reads need no lock here:
+/// the pipeline's writes (`Directory`) and zarr's `LocalStore` replace a
+/// file by renaming a new one over it, so an open file is the old bytes or
+/// the new, never part of either.
+pub struct LocalReads {
     root: PathBuf,
 }
 
-impl<S> LocalReads<S> {
-    /// `store`, which reads the directory at `root`.
-    pub fn new(store: S, root: PathBuf) -> Self {
-        Self { store, root }
+impl LocalReads {
+    /// Reads of the directory at `root`.
+    pub fn new(root: PathBuf) -> Self {
+        Self { root }
     }
 
-    /// Whether a read of `key` that failed is one `LocalStore.get` reads
-    /// as nothing stored.
-    fn nothing_stored(&self, key: &StoreKey) -> bool {
-        match fs::metadata(self.root.join(key.as_str())) {
-            Ok(meta) => meta.is_dir(),
-            Err(e) => matches!(e.kind(), ErrorKind::NotADirectory | ErrorKind::NotFound),
+    /// The file at `key`, or `None` when nothing is stored there.
+    fn open(&self, key: &StoreKey) -> Result<Option<(fs::File, u64)>, StorageError> {
+        let nothing =
+            |e: &std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+        let file = match fs::File::open(self.root.join(key.as_str())) {
+            Ok(file) => file,
+            Err(e) if nothing(&e) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Ok(None);
         }
+        Ok(Some((file, meta.len())))
     }
 }
 
-impl<S: ReadableStorageTraits> ReadableStorageTraits for LocalReads<S> {
+impl ReadableStorageTraits for LocalReads {
     fn get_partial_many<'a>(
         &'a self,
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let parts = match self.store.get_partial_many(key, byte_ranges) {
-            Ok(Some(parts)) => parts,
-            Ok(None) => return Ok(None),
-            Err(_) if self.nothing_stored(key) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        // Reading may fail range by range, after the file opened.
-        let parts: Vec<_> = parts.collect();
-        if parts.iter().any(Result::is_err) && self.nothing_stored(key) {
+        let Some((file, size)) = self.open(key)? else {
             return Ok(None);
-        }
+        };
+        let parts: Vec<Result<Bytes, StorageError>> = byte_ranges
+            .map(|range| read_range(&file, size, range))
+            .collect();
         Ok(Some(Box::new(parts.into_iter())))
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        match self.store.size_key(key) {
-            Err(_) if self.nothing_stored(key) => Ok(None),
-            Ok(Some(_)) if self.nothing_stored(key) => Ok(None),
-            other => other,
-        }
+        Ok(self.open(key)?.map(|(_, size)| size))
     }
 
     fn supports_get_partial(&self) -> bool {
-        self.store.supports_get_partial()
+        true
     }
+}
+
+/// `range` of the file of `size` bytes, read with one positioned read; a
+/// range that does not fit in the file is an error, as from zarrs' store.
+fn read_range(file: &fs::File, size: u64, range: ByteRange) -> Result<Bytes, StorageError> {
+    // Checked here: `ByteRange`'s own `start` and `length` overflow on a
+    // range that does not fit.
+    let fits = match range {
+        ByteRange::FromStart(offset, None) => (offset <= size).then(|| (offset, size - offset)),
+        ByteRange::FromStart(offset, Some(length)) => offset
+            .checked_add(length)
+            .filter(|&end| end <= size)
+            .map(|_| (offset, length)),
+        ByteRange::Suffix(length) => (length <= size).then(|| (size - length, length)),
+    };
+    let invalid = || StorageError::from(InvalidByteRangeError::new(range, size));
+    let (start, length) = fits.ok_or_else(invalid)?;
+    let length = usize::try_from(length).map_err(|_| invalid())?;
+    let mut buffer = vec![0u8; length];
+    file.read_exact_at(&mut buffer, start)?;
+    Ok(Bytes::from(buffer))
 }
 
 /// A name beside `path` for a file to fill before it is renamed over
@@ -344,11 +371,12 @@ mod tests {
         let root = scratch("reads");
         fs::create_dir_all(root.join("c/0/sub")).unwrap();
         fs::write(root.join("c/1"), b"chunk").unwrap();
-        let store = LocalReads::new(FilesystemStore::new(&root).unwrap(), root.clone());
+        let store = LocalReads::new(root.clone());
+        let zarrs_store = FilesystemStore::new(&root).unwrap();
         let key = |k: &str| StoreKey::new(k).unwrap();
         // zarrs' store alone fails for the first two.
-        assert!(store.store.get(&key("c/0")).is_err());
-        assert!(store.store.get(&key("c/1/2")).is_err());
+        assert!(zarrs_store.get(&key("c/0")).is_err());
+        assert!(zarrs_store.get(&key("c/1/2")).is_err());
         // A directory, a path below a file, nothing there: nothing stored.
         for k in ["c/0", "c/1/2", "c/9"] {
             assert_eq!(store.get(&key(k)).unwrap(), None, "{k}");
@@ -356,6 +384,51 @@ mod tests {
         }
         let part = store.get_partial(&key("c/1"), ByteRange::FromStart(1, Some(3)));
         assert_eq!(part.unwrap().as_deref(), Some(&b"hun"[..]));
+        assert_eq!(store.size_key(&key("c/1")).unwrap(), Some(5));
+        // Every kind of range, in one call, as zarrs' store reads them.
+        let ranges = [
+            ByteRange::FromStart(0, None),
+            ByteRange::FromStart(5, None),
+            ByteRange::Suffix(2),
+            ByteRange::FromStart(2, Some(3)),
+            ByteRange::FromStart(3, Some(3)),
+            ByteRange::FromStart(6, None),
+            ByteRange::Suffix(6),
+            ByteRange::FromStart(u64::MAX, Some(2)),
+        ];
+        let ours: Vec<_> = store
+            .get_partial_many(&key("c/1"), Box::new(ranges.into_iter()))
+            .unwrap()
+            .unwrap()
+            .map(|r| r.map(|b| b.to_vec()).ok())
+            .collect();
+        let zarrs: Vec<_> = zarrs_store
+            .get_partial_many(&key("c/1"), Box::new(ranges.into_iter()))
+            .unwrap()
+            .unwrap()
+            .map(|r| r.map(|b| b.to_vec()).ok())
+            .collect();
+        let chunk = |s: &[u8]| Some(s.to_vec());
+        let want = [
+            chunk(b"chunk"),
+            chunk(b""),
+            chunk(b"nk"),
+            chunk(b"unk"),
+            None,
+            None,
+            None,
+            None,
+        ];
+        assert_eq!(ours, want);
+        assert_eq!(zarrs, want);
+        // A failure that is not "nothing stored" keeps its error number.
+        std::os::unix::fs::symlink("loop", root.join("c/loop")).unwrap();
+        let err = store.get(&key("c/loop")).unwrap_err();
+        let StorageError::IOError(io) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(io.raw_os_error(), Some(40), "{err}"); // ELOOP
+        assert!(store.size_key(&key("c/loop")).is_err());
         fs::remove_dir_all(root).unwrap();
     }
 

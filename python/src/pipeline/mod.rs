@@ -14,7 +14,7 @@
 //! GIL released.
 //!
 //! The chunks come from one of three places:
-//! - a zarrs `FilesystemStore` at the array's directory (zarr's `LocalStore`):
+//! - the array's directory (zarr's `LocalStore`, read by [`local::LocalReads`]):
 //!   Rust reads the files, and reads only the inner chunks a sharded read
 //!   needs;
 //! - the crate's remote store at the array's URL (zarr's HTTP and S3 stores
@@ -46,7 +46,6 @@ use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use zarrs::array::codec::api::ArrayToBytesCodecTraits;
 use zarrs::array::{Array, ArrayBytes, ArrayError, ArrayMetadata, CodecOptions};
-use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, WritableStorageTraits};
 use zarrs_extension_codecs::remote::RemoteStore;
@@ -133,12 +132,7 @@ impl ChunkArray {
             (Some(_), Some(_)) => {
                 return Err(PyValueError::new_err("give a root or a store, not both"));
             }
-            (Some(root), None) => {
-                let store = FilesystemStore::new(root).map_err(|e| {
-                    PyValueError::new_err(format!("store at {}: {e}", root.display()))
-                })?;
-                Some(Arc::new(local::LocalReads::new(store, root.clone())))
-            }
+            (Some(root), None) => Some(Arc::new(local::LocalReads::new(root.clone()))),
             (None, Some(shared)) => {
                 let store = shared.store.clone();
                 // zarrs gets the metadata from zarr, not through the store:

@@ -13,6 +13,13 @@ with), the least recently used of each dropped first: a product of up to
 `KEPT` arrays, read in turns, is read with kept arrays only. Each holds
 its decoders, with lookup tables of up to 512 KiB for a 16-bit stored type
 once a read has decoded enough to build one.
+
+A kept array is shared by every open of the same metadata: the shape that
+`cover` grows it to (zarr's chunks past the metadata's shape, after a
+resize in place) is then the largest any of them asked for. That loosens
+only zarrs' bound on what may be read; zarr's selection decides what is
+read and written (values and stored shard bytes checked against zarr's
+pipeline after one open grew it).
 """
 
 from __future__ import annotations

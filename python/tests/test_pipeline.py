@@ -535,12 +535,13 @@ def test_an_array_opened_again_reads_with_the_same_reader(tmp_path: Path) -> Non
             made = zarr.create_array(
                 LocalStore(where), shape=(8, 8), chunks=(2, 2), shards=shards, dtype="int32"
             )
-            made[...] = np.arange(64, dtype="int32").reshape(8, 8)
+            values = np.arange(64, dtype="int32").reshape(8, 8)
+            made[...] = values
             first = zarr.open_array(LocalStore(where), mode="r")
-            same(first[0:3, 0:3], made[0:3, 0:3])
+            same(first[0:3, 0:3], values[0:3, 0:3])
             kept = first._async_array.codec_pipeline.native.arrays
             again = zarr.open_array(LocalStore(where), mode="r")
-            same(again[0:3, 0:3], made[0:3, 0:3])
+            same(again[0:3, 0:3], values[0:3, 0:3])
             assert next(iter(again._async_array.codec_pipeline.native.arrays.values())) is next(
                 iter(kept.values())
             )
@@ -549,7 +550,7 @@ def test_an_array_opened_again_reads_with_the_same_reader(tmp_path: Path) -> Non
         other[0, 0] = -5
         key = "c/0/0"
         with zarr.config.set(OURS):
-            want = np.arange(64, dtype="int32").reshape(8, 8)
+            want = values.copy()
             want[0, 0] = -5
             same(zarr.open_array(LocalStore(where), mode="r")[...], want)
             (where / key).unlink()

@@ -433,6 +433,13 @@ fn placed_halves<S: ?Sized + ReadableStorageTraits + 'static>(
     Ok([top, bottom].concat())
 }
 
+/// Whether both typed reads failed with an error saying one of `texts`.
+fn both_say(typed: &impl ToString, sliced: &impl ToString, texts: &[&str]) -> bool {
+    [typed.to_string(), sliced.to_string()]
+        .iter()
+        .all(|e| texts.iter().any(|text| e.contains(text)))
+}
+
 /// `ArrayReadExt`'s typed reads of `window` (a new vector, and a slice
 /// filled with a pattern first) give what zarrs' byte read gave, or both fail.
 /// Returns whether the typed reads ran and succeeded.
@@ -490,9 +497,11 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
             // range may reach past the shard's end (zarrs' partial decoder
             // reads the part of such a chunk it needs and does not look).
             (Ok(_), Err(typed), Err(sliced))
-                if [&typed, &sliced].map(|e| e.to_string()).iter().all(|e| {
-                    e.contains("index entry of inner chunk") || e.contains("past the shard's end")
-                }) =>
+                if both_say(
+                    &typed,
+                    &sliced,
+                    &["index entry of inner chunk", "past the shard's end"],
+                ) =>
             {
                 false
             }
@@ -502,10 +511,7 @@ fn typed_reads_agree<S: ?Sized + ReadableStorageTraits + 'static>(
             // window needs from it without looking at its size. Accepted
             // only where zarrs' own read of the whole chunk fails.
             (Ok(_), Err(typed), Err(sliced))
-                if [&typed, &sliced]
-                    .map(|e| e.to_string())
-                    .iter()
-                    .all(|e| e.contains("the chunk holds"))
+                if both_say(&typed, &sliced, &["the chunk holds"])
                     && array
                         .retrieve_chunk::<ArrayBytes<'static>>(&vec![0; array.dimensionality()])
                         .is_err() =>

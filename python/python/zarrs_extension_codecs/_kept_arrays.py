@@ -50,9 +50,9 @@ def kept_array(json: str, directory: str | None) -> ChunkArray:
     `None`, from the bytes each read hands in), kept from an earlier open
     of the same array or made now (raises what `ChunkArray` raises)."""
     key = (directory or "", json)
+    kept = _HANDED_IN if directory is None else _ON_DISK
     with _LOCK:
         _forget_parents()
-        kept = _HANDED_IN if directory is None else _ON_DISK
         found = kept.get(key)
         if found is not None:
             kept.move_to_end(key)
@@ -62,7 +62,6 @@ def kept_array(json: str, directory: str | None) -> ChunkArray:
     made = ChunkArray(json) if directory is None else ChunkArray(json, directory)
     with _LOCK:
         _forget_parents()
-        kept = _HANDED_IN if directory is None else _ON_DISK
         kept[key] = made
         while len(kept) > KEPT:
             kept.popitem(last=False)

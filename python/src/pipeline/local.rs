@@ -18,7 +18,7 @@
 //! a key that is a link to a directory is deleted as a link.
 
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -104,21 +104,32 @@ impl Directory {
         self.root.join(key)
     }
 
+    /// The file at `key` and its size, or `None` when nothing is stored
+    /// there: nothing at the key, a directory, or a path below a file (as
+    /// `LocalStore.get` reads them; zarrs' `FilesystemStore` fails).
+    fn open(&self, key: &str) -> std::io::Result<Option<(fs::File, u64)>> {
+        let file = match fs::File::open(self.path(key)) {
+            Ok(file) => file,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let meta = file.metadata()?;
+        Ok((!meta.is_dir()).then_some((file, meta.len())))
+    }
+
     /// The bytes stored at `key`, `None` if nothing is.
     pub fn read(&self, key: &str) -> Result<Option<Vec<u8>>, Failure> {
-        let path = self.path(key);
-        match fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(Failure::new(key, "reading", &path, &e)),
-        }
+        let read = self.open(key).and_then(|opened| {
+            opened
+                .map(|(mut file, size)| {
+                    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                    file.read_to_end(&mut bytes).map(|_| bytes)
+                })
+                .transpose()
+        });
+        read.map_err(|e| Failure::new(key, "reading", &self.path(key), &e))
     }
 
     /// Store `bytes` at `key`, or (`None`) delete what is there.
@@ -179,53 +190,25 @@ impl Directory {
     }
 }
 
-/// The array's directory read as zarr's `LocalStore` reads it: a key that
-/// is missing, a directory, or a path below a file is nothing stored (the
-/// chunk reads as the fill value); every other failure is an error with
-/// the system's error number. A byte range is read with one positioned
-/// read of an open file.
+/// zarrs reads the array's chunks through the directory, as zarr's
+/// `LocalStore` reads them: a key with nothing stored (see `open`) reads as
+/// the fill value; every other failure is an error with the system's error
+/// number. A byte range is one positioned read of the open file.
 ///
 /// Not zarrs' `FilesystemStore`: it keeps a lock for every key it has read
 /// for as long as it lives (about 100 bytes a chunk file), and the arrays
 /// the pipeline keeps across opens (`_kept_arrays`) would hold one for
 /// every chunk a long-running reader ever read. Reads need no lock here:
-/// the pipeline's writes (`Directory`) and zarr's `LocalStore` replace a
-/// file by renaming a new one over it, so an open file is the old bytes or
-/// the new, never part of either.
-pub struct LocalReads {
-    root: PathBuf,
-}
-
-impl LocalReads {
-    /// Reads of the directory at `root`.
-    pub fn new(root: PathBuf) -> Self {
-        Self { root }
-    }
-
-    /// The file at `key`, or `None` when nothing is stored there.
-    fn open(&self, key: &StoreKey) -> Result<Option<(fs::File, u64)>, StorageError> {
-        let nothing =
-            |e: &std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
-        let file = match fs::File::open(self.root.join(key.as_str())) {
-            Ok(file) => file,
-            Err(e) if nothing(&e) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            return Ok(None);
-        }
-        Ok(Some((file, meta.len())))
-    }
-}
-
-impl ReadableStorageTraits for LocalReads {
+/// the pipeline's writes (`put`) and zarr's `LocalStore` replace a file by
+/// renaming a new one over it, so an open file is the old bytes or the
+/// new, never part of either.
+impl ReadableStorageTraits for Directory {
     fn get_partial_many<'a>(
         &'a self,
         key: &StoreKey,
         byte_ranges: ByteRangeIterator<'a>,
     ) -> Result<MaybeBytesIterator<'a>, StorageError> {
-        let Some((file, size)) = self.open(key)? else {
+        let Some((file, size)) = self.open(key.as_str())? else {
             return Ok(None);
         };
         let parts: Vec<Result<Bytes, StorageError>> = byte_ranges
@@ -235,7 +218,7 @@ impl ReadableStorageTraits for LocalReads {
     }
 
     fn size_key(&self, key: &StoreKey) -> Result<Option<u64>, StorageError> {
-        Ok(self.open(key)?.map(|(_, size)| size))
+        Ok(self.open(key.as_str())?.map(|(_, size)| size))
     }
 
     fn supports_get_partial(&self) -> bool {
@@ -371,7 +354,7 @@ mod tests {
         let root = scratch("reads");
         fs::create_dir_all(root.join("c/0/sub")).unwrap();
         fs::write(root.join("c/1"), b"chunk").unwrap();
-        let store = LocalReads::new(root.clone());
+        let store = Directory::new(root.clone());
         let zarrs_store = FilesystemStore::new(&root).unwrap();
         let key = |k: &str| StoreKey::new(k).unwrap();
         // zarrs' store alone fails for the first two.

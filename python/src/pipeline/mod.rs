@@ -14,7 +14,7 @@
 //! GIL released.
 //!
 //! The chunks come from one of three places:
-//! - the array's directory (zarr's `LocalStore`, read by [`local::LocalReads`]):
+//! - the array's directory (zarr's `LocalStore`, read by [`local::Directory`]):
 //!   Rust reads the files, and reads only the inner chunks a sharded read
 //!   needs;
 //! - the crate's remote store at the array's URL (zarr's HTTP and S3 stores
@@ -94,7 +94,7 @@ pub struct ChunkArray {
     write_refusal: Option<String>,
     /// The array's directory in zarr's `LocalStore`, when it has one: the
     /// writes that `store` Rust puts there itself.
-    directory: Option<local::Directory>,
+    directory: Option<Arc<local::Directory>>,
 }
 
 #[pymethods]
@@ -127,12 +127,17 @@ impl ChunkArray {
             .map_err(|e| PyValueError::new_err(format!("array metadata: {e}")))?;
         let mut remote_store = None;
         let mut array_path = "/".to_string();
-        let directory = root.clone().map(local::Directory::new);
+        // One directory: zarrs reads the chunks through it, writes put them.
+        let directory = root
+            .clone()
+            .map(|root| Arc::new(local::Directory::new(root)));
         let storage: Option<Arc<dyn ReadableStorageTraits>> = match (&root, store) {
             (Some(_), Some(_)) => {
                 return Err(PyValueError::new_err("give a root or a store, not both"));
             }
-            (Some(root), None) => Some(Arc::new(local::LocalReads::new(root.clone()))),
+            (Some(_), None) => directory
+                .clone()
+                .map(|directory| directory as Arc<dyn ReadableStorageTraits>),
             (None, Some(shared)) => {
                 let store = shared.store.clone();
                 // zarrs gets the metadata from zarr, not through the store:
@@ -679,7 +684,7 @@ impl ChunkArray {
 
     fn directory(&self) -> PyResult<&local::Directory> {
         self.directory
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| PyValueError::new_err("the array was not opened on a directory"))
     }
 
